@@ -1,0 +1,40 @@
+# The two commands (see README):  `make run`  runs the main job,  `make test`  runs the tests.
+# Both create the virtual environment on first use.  Override e.g. `make run PROFILE=smoke`.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PROFILE ?= default
+# torch is installed first and pinned, so nothing pulls a multi-GB CUDA build by accident on a CPU machine.
+# On another platform set e.g. TORCH_SPEC="torch>=2.2,<=2.13.0".
+TORCH_SPEC ?= torch==2.13.0
+PYTEST_ARGS ?=
+
+.PHONY: run test install lint lab clean-runs bench
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check "$(TORCH_SPEC)"
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (helpers)" > /dev/null
+	@touch $@
+
+run: install
+	$(PY) -m helpers run --profile $(PROFILE)
+
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check helpers tests benchmarks notebooks
+
+lab: install
+	$(VENV)/bin/jupyter lab notebooks/
+
+bench: install
+	$(PY) benchmarks/estimators.py
+
+clean-runs:
+	rm -rf runs/

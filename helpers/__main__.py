@@ -1,0 +1,105 @@
+"""Command line: ``python -m helpers {run,summary,data} ...``.
+
+Examples
+--------
+python -m helpers run --profile default            # every notebook, default profile
+python -m helpers run --profile smoke --only 00_example -p epochs=1
+python -m helpers summary                           # rebuild figures/summary.{csv,md} from recorded results
+python -m helpers data check                        # verify every data file's sha256
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import yaml
+
+from helpers.errors import HelpersError
+
+
+def _parse_param(text: str) -> tuple[str, Any]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    key, value = text.split("=", 1)
+    return key.strip(), yaml.safe_load(value)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from helpers import runner
+    from helpers.results import collect, write_summary
+
+    runs = runner.run_notebooks(
+        profile=args.profile,
+        only=args.only,
+        parameters=dict(args.param or []),
+        resume=args.resume,
+        kernel_name=args.kernel,
+        timeout=args.timeout,
+    )
+    print()
+    print(runner.format_runs(runs))
+    results = collect(runner.runs_dir() / args.profile / "results")
+    csv_path, md_path = write_summary(results)
+    print(f"\n{len(results)} recorded metric(s) -> {md_path} and {csv_path}")
+    return 1 if any(r.status == "failed" for r in runs) else 0
+
+
+def _cmd_summary(args: argparse.Namespace) -> int:
+    from helpers.paths import runs_dir
+    from helpers.results import collect, write_summary
+
+    results = collect(runs_dir() / args.profile / "results")
+    csv_path, md_path = write_summary(results)
+    print(md_path.read_text(encoding="utf-8"))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m helpers", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="execute notebooks with papermill under a profile")
+    run.add_argument("--profile", default="default", help="smoke | default | full (default: default)")
+    run.add_argument("--only", nargs="+", metavar="NAME", help="notebook stems (or prefixes) to run")
+    run.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        type=_parse_param,
+        metavar="NAME=VALUE",
+        help="extra parameter for the selected notebooks (YAML value); repeatable",
+    )
+    run.add_argument(
+        "--resume", action="store_true", help="skip notebooks already finished with the same inputs"
+    )
+    run.add_argument("--kernel", default=None, help="Jupyter kernel name (default: this Python)")
+    run.add_argument("--timeout", type=float, default=None, help="per-cell timeout in seconds")
+    run.set_defaults(func=_cmd_run)
+
+    summary = sub.add_parser("summary", help="rebuild figures/summary.{csv,md} from recorded results")
+    summary.add_argument("--profile", default="default")
+    summary.set_defaults(func=_cmd_summary)
+
+    try:
+        from helpers.data.cli import add_data_parser
+    except ImportError:  # data layer not installed in this checkout
+        pass
+    else:
+        add_data_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except HelpersError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""Disk cache for predictions and other arrays, keyed by model + data + parameters.
+
+>>> from helpers.cache import cached_arrays
+>>> out = cached_arrays("logits", {"model": "resnet20", "data": "cifar10-test", "shift": "fog-3"},
+...                     lambda: {"logits": compute()})   # doctest: +SKIP
+
+The key is the sha256 of a canonical JSON rendering of the key parts (numpy arrays are hashed by their bytes,
+shape and dtype).  Files are written atomically (temporary file, then rename), so an interrupted run never
+leaves a half-written entry behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from helpers.paths import cache_dir
+
+__all__ = ["cache_key", "cached_arrays", "cache_path"]
+
+
+def _canonical(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        digest = hashlib.sha256(np.ascontiguousarray(obj).tobytes()).hexdigest()
+        return {"__ndarray__": digest, "shape": list(obj.shape), "dtype": str(obj.dtype)}
+    if isinstance(obj, Mapping):
+        return {str(k): _canonical(v) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(obj, (list, tuple)):
+        return [_canonical(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, (np.integer, np.floating, np.bool_)):
+        return obj.item()
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    raise TypeError(f"cache key parts must be JSON-like or numpy arrays, got {type(obj).__name__}")
+
+
+def cache_key(parts: Any) -> str:
+    """sha256 hex digest of the canonical rendering of ``parts``."""
+    text = json.dumps(_canonical(parts), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def cache_path(namespace: str, parts: Any) -> Path:
+    """Path of the cache entry for ``parts`` under ``<cache>/<namespace>/``."""
+    return cache_dir() / namespace / f"{cache_key(parts)[:32]}.npz"
+
+
+def cached_arrays(
+    namespace: str,
+    parts: Any,
+    compute: Callable[[], Mapping[str, np.ndarray]],
+    *,
+    refresh: bool = False,
+) -> dict[str, np.ndarray]:
+    """Return the arrays cached for ``parts``, computing and storing them on a miss.
+
+    Parameters
+    ----------
+    namespace : str
+        Sub-folder of the cache (e.g. ``"logits"``).
+    parts : JSON-like
+        Everything the result depends on: model identity, data identity, parameters.
+    compute : callable
+        Returns a mapping of array name to array; called only on a miss (or when ``refresh``).
+    refresh : bool, keyword-only
+        Recompute and overwrite even if an entry exists.
+    """
+    path = cache_path(namespace, parts)
+    if path.exists() and not refresh:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    arrays = {k: np.asarray(v) for k, v in compute().items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
+    os.close(fd)
+    try:
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return arrays

@@ -1,0 +1,294 @@
+"""Execute the notebooks with papermill under a named profile.
+
+Profiles are parameter sets stored with the notebooks, one YAML file per profile
+(``notebooks/profiles/<profile>.yaml``), mapping a notebook's stem to its parameters::
+
+    00_example:
+      n_train: 300
+      epochs: 3
+
+Every notebook has a cell tagged ``parameters``.  The runner refuses a parameter that the notebook does not
+declare (:class:`~helpers.errors.ProfileError`), passes ``profile`` when the notebook declares it, writes the
+executed notebook to ``<runs>/<profile>/<stem>.ipynb`` (git-ignored), goes on past a failing notebook,
+reports which notebook and cell failed, and writes ``<runs>/<profile>/run_status.json`` after every notebook
+so an interrupted batch can be resumed with ``resume=True`` (finished notebooks whose source and
+parameters are unchanged are skipped).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from helpers.errors import ProfileError, UnknownNameError
+from helpers.paths import REPO_ROOT, runs_dir
+
+__all__ = [
+    "PROFILES",
+    "NotebookRun",
+    "notebooks_dir",
+    "list_notebooks",
+    "load_profile",
+    "declared_parameters",
+    "run_notebook",
+    "run_notebooks",
+    "format_runs",
+]
+
+PROFILES = ("smoke", "default", "full")
+
+
+@dataclass
+class NotebookRun:
+    """Outcome of one notebook execution."""
+
+    notebook: str
+    status: str  # "ok", "failed", "skipped"
+    wall_s: float
+    output: str
+    failed_cell: int | None = None
+    error: str = ""
+    source_sha256: str = ""
+    params_sha256: str = ""
+
+
+def notebooks_dir() -> Path:
+    """``$HELPERS_NOTEBOOKS`` or ``<repo>/notebooks``."""
+    value = os.environ.get("HELPERS_NOTEBOOKS")
+    return Path(value) if value else REPO_ROOT / "notebooks"
+
+
+def list_notebooks(directory: Path | None = None) -> list[Path]:
+    """The notebooks to run, in name order (checkpoint copies excluded)."""
+    directory = directory or notebooks_dir()
+    return sorted(p for p in directory.glob("*.ipynb") if not p.name.startswith("."))
+
+
+def _select(notebooks: list[Path], only: Iterable[str] | None) -> list[Path]:
+    if not only:
+        return notebooks
+    chosen = []
+    for name in only:
+        stem = Path(name).stem
+        matches = [p for p in notebooks if p.stem == stem] or [
+            p for p in notebooks if p.stem.startswith(stem)
+        ]
+        if not matches:
+            raise UnknownNameError("notebook", name, [p.stem for p in notebooks])
+        chosen.extend(m for m in matches if m not in chosen)
+    return chosen
+
+
+def load_profile(profile: str, directory: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Parameters per notebook stem for ``profile`` (YAML parsed with ``safe_load``)."""
+    if profile not in PROFILES:
+        raise ProfileError(f"unknown profile {profile!r}; expected one of: {', '.join(PROFILES)}")
+    path = (directory or notebooks_dir()) / "profiles" / f"{profile}.yaml"
+    if not path.exists():
+        return {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(data, dict) or not all(isinstance(v, dict) or v is None for v in data.values()):
+        raise ProfileError(f"{path}: expected a mapping of notebook name -> mapping of parameters")
+    return {k: dict(v or {}) for k, v in data.items()}
+
+
+def declared_parameters(notebook: Path) -> dict[str, Any]:
+    """Names and defaults declared in the notebook's ``parameters`` cell."""
+    import papermill
+
+    params = papermill.inspect_notebook(str(notebook))
+    if not params:
+        raise ProfileError(f"{notebook.name}: no cell tagged 'parameters' (every notebook needs one)")
+    return params
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _check_parameters(notebook: Path, parameters: Mapping[str, Any]) -> None:
+    declared = declared_parameters(notebook)
+    unknown = sorted(set(parameters) - set(declared))
+    if unknown:
+        raise ProfileError(
+            f"{notebook.name}: parameter(s) {', '.join(unknown)} not declared in its parameters cell; "
+            f"declared: {', '.join(sorted(declared))}"
+        )
+
+
+def run_notebook(
+    notebook: Path,
+    *,
+    profile: str = "smoke",
+    parameters: Mapping[str, Any] | None = None,
+    output_dir: Path | None = None,
+    kernel_name: str | None = None,
+    timeout: float | None = None,
+) -> NotebookRun:
+    """Execute one notebook with papermill; never raises for a failing cell (returns status ``"failed"``).
+
+    Parameters
+    ----------
+    notebook : Path
+        The input notebook.
+    profile : str
+        Profile name, passed as the ``profile`` parameter when the notebook declares one.
+    parameters : mapping, optional
+        Parameters to inject; each must be declared by the notebook (else :class:`ProfileError`).
+    output_dir : Path, optional
+        Where the executed copy goes (default ``<runs>/<profile>``).
+    kernel_name : str, optional
+        Jupyter kernel; default: the kernel of the Python running this code.
+    timeout : float, optional
+        Per-cell execution timeout in seconds.
+    """
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    notebook = Path(notebook)
+    params = dict(parameters or {})
+    declared = declared_parameters(notebook)
+    if "profile" in declared:
+        params.setdefault("profile", profile)
+    _check_parameters(notebook, params)
+    out_dir = Path(output_dir) if output_dir is not None else runs_dir() / profile
+    out_dir.mkdir(parents=True, exist_ok=True)
+    output = out_dir / notebook.name
+    results = out_dir / "results"
+    results.mkdir(exist_ok=True)
+    (results / f"{notebook.stem}.jsonl").unlink(missing_ok=True)  # this run's records replace the last run's
+
+    env_backup = {
+        k: os.environ.get(k) for k in ("HELPERS_NOTEBOOK", "HELPERS_PROFILE", "HELPERS_RESULTS", "MPLBACKEND")
+    }
+    os.environ.update(
+        HELPERS_NOTEBOOK=notebook.stem,
+        HELPERS_PROFILE=profile,
+        HELPERS_RESULTS=str(results),
+        MPLBACKEND="Agg",
+    )
+    run = NotebookRun(
+        notebook=notebook.stem,
+        status="ok",
+        wall_s=0.0,
+        output=str(output),
+        source_sha256=_sha256(notebook.read_bytes()),
+        params_sha256=_sha256(json.dumps(params, sort_keys=True, default=str).encode()),
+    )
+    start = time.perf_counter()
+    try:
+        papermill.execute_notebook(
+            str(notebook),
+            str(output),
+            parameters=params,
+            kernel_name=kernel_name,
+            cwd=str(notebook.parent),
+            progress_bar=False,
+            execution_timeout=timeout,
+        )
+    except PapermillExecutionError as exc:
+        run.status = "failed"
+        run.failed_cell = exc.exec_count
+        run.error = f"{exc.ename}: {exc.evalue}"
+    except Exception as exc:  # kernel died, timeout, bad notebook JSON: report, go on with the next
+        run.status = "failed"
+        run.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        run.wall_s = time.perf_counter() - start
+        for key, value in env_backup.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return run
+
+
+def _status_path(profile: str, output_dir: Path | None) -> Path:
+    return (Path(output_dir) if output_dir is not None else runs_dir() / profile) / "run_status.json"
+
+
+def run_notebooks(
+    *,
+    profile: str = "default",
+    only: Iterable[str] | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    output_dir: Path | None = None,
+    resume: bool = False,
+    kernel_name: str | None = None,
+    timeout: float | None = None,
+    echo: bool = True,
+) -> list[NotebookRun]:
+    """Run every notebook (or ``only`` those named) under ``profile``; go on past failures.
+
+    ``parameters`` are added to every selected notebook's profile parameters (useful with ``only``).
+    With ``resume``, notebooks that finished ``ok`` with the same source and parameters are skipped.
+    The status file is rewritten after each notebook, so an interrupted batch loses nothing finished.
+    """
+    profile_params = load_profile(profile)
+    notebooks = _select(list_notebooks(), only)
+    unknown = sorted(set(profile_params) - {p.stem for p in list_notebooks()})
+    if unknown:
+        raise ProfileError(f"profile {profile!r} names notebook(s) that do not exist: {', '.join(unknown)}")
+    status_path = _status_path(profile, output_dir)
+    status_path.parent.mkdir(parents=True, exist_ok=True)
+    previous: dict[str, dict[str, Any]] = {}
+    if resume and status_path.exists():
+        previous = json.loads(status_path.read_text(encoding="utf-8"))
+    status: dict[str, dict[str, Any]] = dict(previous)
+    runs: list[NotebookRun] = []
+    for nb in notebooks:
+        params = {**profile_params.get(nb.stem, {}), **dict(parameters or {})}
+        _check_parameters(nb, params)  # fail fast, before hours of work, on a typo in a profile
+        prev = previous.get(nb.stem)
+        params_with_profile = dict(params)
+        if "profile" in declared_parameters(nb):
+            params_with_profile.setdefault("profile", profile)
+        if (
+            resume
+            and prev
+            and prev.get("status") == "ok"
+            and prev.get("source_sha256") == _sha256(nb.read_bytes())
+            and prev.get("params_sha256")
+            == _sha256(json.dumps(params_with_profile, sort_keys=True, default=str).encode())
+        ):
+            run = NotebookRun(**{**prev, "status": "skipped"})
+        else:
+            if echo:
+                print(f"[{profile}] running {nb.name} ...", flush=True)
+            run = run_notebook(
+                nb,
+                profile=profile,
+                parameters=params,
+                output_dir=output_dir,
+                kernel_name=kernel_name,
+                timeout=timeout,
+            )
+            status[nb.stem] = asdict(run)
+            tmp = status_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(status, indent=2), encoding="utf-8")
+            os.replace(tmp, status_path)
+        if echo:
+            where = f" (cell {run.failed_cell})" if run.failed_cell is not None else ""
+            print(f"[{profile}] {nb.stem}: {run.status}{where} in {run.wall_s:.1f} s {run.error}", flush=True)
+        runs.append(run)
+    return runs
+
+
+def format_runs(runs: list[NotebookRun]) -> str:
+    """A plain-text table of notebook, status, wall time, failed cell and error."""
+    lines = [f"{'notebook':<32} {'status':<8} {'wall_s':>9}  failed cell / error"]
+    for r in runs:
+        cell = f"cell {r.failed_cell}: " if r.failed_cell is not None else ""
+        lines.append(f"{r.notebook:<32} {r.status:<8} {r.wall_s:>9.1f}  {cell}{r.error}".rstrip())
+    total = sum(r.wall_s for r in runs if r.status != "skipped")
+    n_failed = sum(r.status == "failed" for r in runs)
+    lines.append(f"{len(runs)} notebook(s), {n_failed} failed, {total:.1f} s of execution")
+    return "\n".join(lines)

@@ -1,0 +1,30 @@
+"""Shared fixtures: isolate every test's cache, runs and figures folders from the repository's."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _isolated_outputs(tmp_path_factory, monkeypatch):
+    base = tmp_path_factory.mktemp("outputs")
+    for var, sub in (("HELPERS_CACHE", "cache"), ("HELPERS_RUNS", "runs"), ("HELPERS_FIGURES", "figures")):
+        monkeypatch.setenv(var, str(base / sub))
+    monkeypatch.delenv("HELPERS_RESULTS", raising=False)
+    monkeypatch.delenv("HELPERS_NOTEBOOK", raising=False)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    yield
+
+
+def shared_data_dir() -> Path | None:
+    """The real data directory if one is configured and present (CI sets HELPERS_DATA)."""
+    value = os.environ.get("HELPERS_DATA")
+    if value and Path(value).is_dir():
+        return Path(value)
+    candidate = REPO.parent / "shared" / "data"
+    return candidate if candidate.is_dir() else None

@@ -1,0 +1,104 @@
+"""The papermill runner on tiny notebooks built by the tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from helpers import runner
+from helpers.errors import ProfileError, UnknownNameError
+
+
+def _write_notebook(path, params_src, body_src):
+    nb = nbformat.v4.new_notebook()
+    p = nbformat.v4.new_code_cell(params_src)
+    p.metadata["tags"] = ["parameters"]
+    nb.cells = [p] + [nbformat.v4.new_code_cell(src) for src in body_src]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, str(path))
+    return path
+
+
+@pytest.fixture()
+def nb_dir(tmp_path, monkeypatch):
+    d = tmp_path / "notebooks"
+    (d / "profiles").mkdir(parents=True)
+    _write_notebook(
+        d / "01_ok.ipynb",
+        "n = 1\nprofile = 'default'",
+        [
+            "from helpers.results import record\nrecord('n_squared', n * n)",
+            "assert profile in ('smoke', 'default')",
+        ],
+    )
+    _write_notebook(
+        d / "02_fails.ipynb", "x = 0", ["y = 1", "raise ValueError('broken on purpose')", "z = 2"]
+    )
+    (d / "profiles" / "smoke.yaml").write_text("01_ok:\n  n: 3\n")
+    monkeypatch.setenv("HELPERS_NOTEBOOKS", str(d))
+    return d
+
+
+def test_runs_all_continues_past_failure_and_reports_cell(nb_dir):
+    runs = runner.run_notebooks(profile="smoke", echo=False)
+    by_name = {r.notebook: r for r in runs}
+    assert by_name["01_ok"].status == "ok"
+    assert by_name["02_fails"].status == "failed"
+    assert by_name["02_fails"].failed_cell == 3  # "In [3]" of the executed copy: parameters, y = 1, raise
+    assert "broken on purpose" in by_name["02_fails"].error
+    executed = nbformat.read(by_name["01_ok"].output, as_version=4)
+    assert any("n = 3" in c.source for c in executed.cells)  # the profile's parameter was injected
+    results = (runner.runs_dir() / "smoke" / "results" / "01_ok.jsonl").read_text()
+    assert json.loads(results)["value"] == 9.0
+    table = runner.format_runs(runs)
+    assert "02_fails" in table and "cell 3" in table and "1 failed" in table
+
+
+def test_resume_skips_finished_notebooks(nb_dir):
+    runner.run_notebooks(profile="smoke", only=["01_ok"], echo=False)
+    again = runner.run_notebooks(profile="smoke", only=["01_ok"], resume=True, echo=False)
+    assert again[0].status == "skipped"
+    changed = runner.run_notebooks(
+        profile="smoke", only=["01_ok"], parameters={"n": 4}, resume=True, echo=False
+    )
+    assert changed[0].status == "ok"  # different parameters: run again
+
+
+def test_undeclared_parameter_is_refused(nb_dir):
+    with pytest.raises(ProfileError, match="epochs.*not declared"):
+        runner.run_notebooks(profile="smoke", only=["01_ok"], parameters={"epochs": 2}, echo=False)
+
+
+def test_unknown_profile_and_notebook(nb_dir):
+    with pytest.raises(ProfileError, match="unknown profile 'fast'"):
+        runner.run_notebooks(profile="fast", echo=False)
+    with pytest.raises(UnknownNameError, match="unknown notebook '99_nope'"):
+        runner.run_notebooks(profile="smoke", only=["99_nope"], echo=False)
+
+
+def test_profile_naming_a_missing_notebook(nb_dir):
+    (nb_dir / "profiles" / "default.yaml").write_text("01_ok: {n: 2}\n07_missing: {a: 1}\n")
+    with pytest.raises(ProfileError, match="07_missing"):
+        runner.run_notebooks(profile="default", echo=False)
+
+
+def test_cli_exit_codes(nb_dir):
+    ok = subprocess.run(
+        [sys.executable, "-m", "helpers", "run", "--profile", "smoke", "--only", "01_ok"],
+        capture_output=True,
+        text=True,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert "01_ok" in ok.stdout and "0 failed" in ok.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "helpers", "run", "--profile", "smoke"], capture_output=True, text=True
+    )
+    assert bad.returncode == 1 and "02_fails" in bad.stdout
+    typo = subprocess.run(
+        [sys.executable, "-m", "helpers", "run", "--profile", "smok"], capture_output=True, text=True
+    )
+    assert typo.returncode == 2 and "unknown profile 'smok'" in typo.stderr and "Traceback" not in typo.stderr
