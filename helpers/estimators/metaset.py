@@ -64,6 +64,8 @@ def _check_scores(scores, name: str, *, min_len: int = 1) -> np.ndarray:
 
 def _check_accuracies(accuracies, name: str, *, min_len: int = 1) -> np.ndarray:
     acc = check_vector(np.atleast_1d(accuracies), name, min_len=min_len).astype(np.float64)
+    if acc.size == 0:
+        return acc
     lo, hi = float(acc.min()), float(acc.max())
     if lo < 0.0 or hi > 1.0:
         hint = "; they look like percent: divide by 100" if hi <= 100.0 and lo >= 0.0 else ""
@@ -74,9 +76,13 @@ def _check_accuracies(accuracies, name: str, *, min_len: int = 1) -> np.ndarray:
 
 
 def _check_pair(scores, accuracies, names: tuple[str, str], *, min_len: int) -> tuple[np.ndarray, np.ndarray]:
-    s = _check_scores(scores, names[0], min_len=min_len)
-    a = _check_accuracies(accuracies, names[1], min_len=min_len)
+    s = _check_scores(scores, names[0], min_len=0)
+    a = _check_accuracies(accuracies, names[1], min_len=0)
     check_same_length(**{names[0]: s, names[1]: a})
+    if s.size < min_len:
+        raise InputValidationError(
+            f"{names[0]}: expected at least {min_len} set(s) (one score and one accuracy each), got {s.size}"
+        )
     return s, a
 
 
