@@ -1,0 +1,113 @@
+"""Label-free accuracy estimators behind one contract.
+
+Every estimator is a class with keyword-only ``fit(*, ...reference...)`` (labelled reference / source set;
+optional for the estimators that need no reference) and ``estimate(*, ...target..., interval=False)``
+returning an :class:`Estimate` whose ``accuracy`` is a fraction in [0, 1] (``nan`` for pure scores such as MDE,
+Average Energy, entropy, nuclear norm and Fréchet distance unless a ``regressor`` maps the score to accuracy;
+the score itself is in ``Estimate.score``).  ``interval=True`` fills ``lower``/``upper`` with a percentile
+bootstrap interval over target examples (for score-type estimators without a regressor the score interval goes
+to ``details["score_lower"/"score_upper"]``).
+
+Input scheme: model outputs by keyword, exactly one of ``logits=`` (n, K) or ``probs=`` (n, K, rows sum to 1);
+the confidence family also takes ``confidence=`` (n,); references take ``labels=`` (or ``correct=`` with
+``confidence=``).  Each method also has an array-first function form.  Two lines from cached logits::
+
+    from helpers.estimators import get_estimator
+    get_estimator("atc_mc").fit(logits=val_logits, labels=val_labels).estimate(logits=test_logits).accuracy
+
+=========================  ==================================  =================================
+registry name              class                               function form
+=========================  ==================================  =================================
+average_confidence         AverageConfidence                   average_confidence(probs)
+average_negative_entropy   AverageNegativeEntropy (score)      average_negative_entropy(probs)
+doc                        DoC                                 doc_accuracy(reference_probs=, ...)
+maxprob                    MaxProbThreshold                    maxprob_accuracy(probs, gamma=0.5)
+atc_mc / atc_ne            ATC(score="mc"/"ne")                atc_threshold, atc_accuracy
+average_energy             AverageEnergy (score)               average_energy(logits, T=1.0)
+mde / mde_normalized       MDE (score)                         mde(logits, T=1.0, normalize=False)
+nuclear_norm               NuclearNorm (score)                 nuclear_norm_score(probs)
+frechet                    FrechetDistance (score)             frechet_distance(features_a, features_b)
+cot                        COT                                 cot_error(probs, reference_distribution)
+agreement                  AgreementScore                      agreement_score(predictions_a, predictions_b)
+=========================  ==================================  =================================
+"""
+
+from helpers.estimators._common import logsumexp_rows, softmax
+from helpers.estimators.agreement import AgreementScore, agreement_score
+from helpers.estimators.atc import ATC, ATC_RULES, atc_accuracy, atc_scores, atc_threshold
+from helpers.estimators.base import BaseEstimator, Estimate
+from helpers.estimators.bootstrap import (
+    BootstrapResult,
+    bootstrap_interval,
+    percentile_interval,
+    resampled_means,
+)
+from helpers.estimators.confidence import (
+    AverageConfidence,
+    AverageNegativeEntropy,
+    DoC,
+    MaxProbThreshold,
+    average_confidence,
+    average_negative_entropy,
+    doc_accuracy,
+    maxprob_accuracy,
+)
+from helpers.estimators.cot import COT, cot_error, label_distribution
+from helpers.estimators.dispersity import (
+    FrechetDistance,
+    NuclearNorm,
+    frechet_distance,
+    frechet_distance_from_stats,
+    mean_and_covariance,
+    nuclear_norm_score,
+)
+from helpers.estimators.energy import MDE, AverageEnergy, average_energy, free_energy, mde
+from helpers.estimators.registry import ESTIMATORS, get_estimator, list_estimators, register_estimator
+
+__all__ = [
+    "Estimate",
+    "BaseEstimator",
+    # classes
+    "AverageConfidence",
+    "AverageNegativeEntropy",
+    "DoC",
+    "MaxProbThreshold",
+    "ATC",
+    "AverageEnergy",
+    "MDE",
+    "NuclearNorm",
+    "FrechetDistance",
+    "COT",
+    "AgreementScore",
+    # functions
+    "softmax",
+    "logsumexp_rows",
+    "average_confidence",
+    "average_negative_entropy",
+    "doc_accuracy",
+    "maxprob_accuracy",
+    "atc_scores",
+    "atc_threshold",
+    "atc_accuracy",
+    "ATC_RULES",
+    "free_energy",
+    "average_energy",
+    "mde",
+    "nuclear_norm_score",
+    "mean_and_covariance",
+    "frechet_distance",
+    "frechet_distance_from_stats",
+    "label_distribution",
+    "cot_error",
+    "agreement_score",
+    # intervals
+    "BootstrapResult",
+    "bootstrap_interval",
+    "percentile_interval",
+    "resampled_means",
+    # registry
+    "ESTIMATORS",
+    "get_estimator",
+    "list_estimators",
+    "register_estimator",
+]

@@ -1,0 +1,346 @@
+"""Private plumbing shared by the label-free estimators: input resolution, softmax, the estimator skeleton.
+
+Input scheme (used by every estimator class and every function form in :mod:`helpers.estimators`)
+-------------------------------------------------------------------------------------------------
+* Model outputs are passed **by keyword**, as exactly one of
+
+  - ``logits=`` : (n, K) unnormalised class scores (any real values), or
+  - ``probs=``  : (n, K) probabilities; every row must sum to 1 (tolerance 1e-3), entries in [0, 1].
+
+  Estimators that need logits (energy, MDE) accept only ``logits=``; the others softmax the logits once.
+* The confidence family (Avg Conf, DoC, MaxProb, ATC) also accepts ``confidence=`` : (n,) one score per
+  example, higher = more confident (e.g. the probability of a whole beam-searched sequence, as in paper 1).
+* ``fit`` takes the labelled reference (source / in-distribution validation) set: ``labels=`` (n,) class
+  indices alongside ``logits=``/``probs=``; or ``correct=`` (n,) 0/1 alongside ``confidence=``.
+* ``estimate`` takes the unlabelled target set with the same argument names, plus ``interval=``.
+
+float32 inputs stay float32 for the (n, K) work; per-example statistics and reductions are float64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from helpers.errors import InputValidationError
+from helpers.estimators.base import BaseEstimator, Estimate
+from helpers.validation import (
+    as_float_array,
+    check_binary,
+    check_labels,
+    check_logits,
+    check_probs,
+    check_vector,
+)
+
+__all__ = ["softmax", "logsumexp_rows"]
+
+#: Epsilon inside log(p + eps) for negative entropy, as in Garg et al.'s ATC code (float32-representable).
+ENTROPY_EPS = 1e-20
+
+
+# ----------------------------------------------------------------------------------------------- numerics
+def softmax(logits: np.ndarray, *, T: float = 1.0) -> np.ndarray:
+    """Row-wise softmax of ``logits / T`` (stable: the row max is subtracted first).
+
+    Keeps float32 inputs in float32; makes exactly one (n, K) temporary, which is returned.
+    """
+    z = np.asarray(logits)
+    out = z / T if T != 1.0 else z.copy()
+    out -= out.max(axis=1, keepdims=True)
+    np.exp(out, out=out)
+    out /= out.sum(axis=1, keepdims=True)
+    return out
+
+
+def logsumexp_rows(logits: np.ndarray, *, T: float = 1.0) -> np.ndarray:
+    """``T * logsumexp(logits / T)`` per row, as float64 of shape (n,); stable for any logit scale."""
+    z = np.asarray(logits)
+    tmp = z / T if T != 1.0 else z.copy()
+    m = tmp.max(axis=1, keepdims=True)
+    tmp -= m
+    np.exp(tmp, out=tmp)
+    s = tmp.sum(axis=1, dtype=np.float64)
+    return T * (m[:, 0].astype(np.float64) + np.log(s))
+
+
+def max_prob(probs: np.ndarray) -> np.ndarray:
+    """Maximum softmax probability per row (float64, shape (n,))."""
+    return probs.max(axis=1).astype(np.float64)
+
+
+def max_prob_from_logits(logits: np.ndarray) -> np.ndarray:
+    """Maximum softmax probability per row computed without normalising the matrix: 1 / sum(exp(z - max z))."""
+    z = logits - logits.max(axis=1, keepdims=True)
+    np.exp(z, out=z)
+    return 1.0 / z.sum(axis=1, dtype=np.float64)
+
+
+def negative_entropy_rows(probs: np.ndarray, *, eps: float = ENTROPY_EPS) -> np.ndarray:
+    """Negative entropy ``sum_k p_k log(p_k + eps)`` per row (nats, <= 0), float64 of shape (n,)."""
+    tmp = probs + np.asarray(eps, dtype=probs.dtype)
+    np.log(tmp, out=tmp)
+    tmp *= probs
+    return tmp.sum(axis=1, dtype=np.float64)
+
+
+# ----------------------------------------------------------------------------------------------- inputs
+def _exactly_one(where: str, **given: Any) -> str:
+    present = [k for k, v in given.items() if v is not None]
+    names = ", ".join(f"{k}=" for k in given)
+    if len(present) != 1:
+        got = ", ".join(f"{k}=" for k in present) or "none"
+        raise InputValidationError(f"{where}: pass exactly one of {names} (got {got})")
+    return present[0]
+
+
+def resolve_probs(*, logits: Any = None, probs: Any = None, where: str) -> np.ndarray:
+    """Validate ``logits=`` xor ``probs=`` and return an (n, K) probability matrix."""
+    kind = _exactly_one(where, logits=logits, probs=probs)
+    if kind == "logits":
+        return softmax(check_logits(logits, "logits"))
+    return check_probs(probs, "probs")
+
+
+def resolve_logits(*, logits: Any = None, probs: Any = None, where: str) -> np.ndarray:
+    """Validate ``logits=`` for methods defined on logits; a helpful error if only ``probs=`` came."""
+    if probs is not None:
+        raise InputValidationError(
+            f"{where}: needs logits=, got probs=; energy-based scores are not defined by probabilities "
+            "(log-probabilities lose the per-row log-partition that the energy is made of)"
+        )
+    if logits is None:
+        raise InputValidationError(f"{where}: logits= is required")
+    return check_logits(logits, "logits")
+
+
+def resolve_confidence(
+    *,
+    logits: Any = None,
+    probs: Any = None,
+    confidence: Any = None,
+    where: str,
+    score: str = "mc",
+    eps: float,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Per-example score (float64, (n,)) and the prob matrix when it was formed (else None).
+
+    ``score="mc"``: max softmax probability; ``score="ne"``: negative entropy; ``confidence=`` is used as is.
+    """
+    kind = _exactly_one(where, logits=logits, probs=probs, confidence=confidence)
+    if kind == "confidence":
+        return check_vector(confidence, "confidence").astype(np.float64, copy=False), None
+    if kind == "logits" and score == "mc":
+        return max_prob_from_logits(check_logits(logits, "logits")), None
+    p = resolve_probs(logits=logits, probs=probs, where=where)
+    return (max_prob(p) if score == "mc" else negative_entropy_rows(p, eps=eps)), p
+
+
+def resolve_correct(
+    *,
+    probs: np.ndarray | None,
+    labels: Any,
+    correct: Any,
+    n: int,
+    used_confidence: bool,
+    where: str,
+) -> np.ndarray:
+    """0/1 correctness of the reference predictions: ``argmax(probs) == labels``, or ``correct=`` as given."""
+    if used_confidence:
+        if correct is None:
+            raise InputValidationError(
+                f"{where}: with confidence= pass correct= (0/1 per example), not labels="
+            )
+        return check_binary(correct, "correct", n=n)
+    if labels is None:
+        if correct is not None:
+            return check_binary(correct, "correct", n=n)
+        raise InputValidationError(f"{where}: labels= is required with logits=/probs=")
+    y = check_labels(labels, "labels", n_classes=probs.shape[1], n=n)
+    return probs.argmax(axis=1) == y
+
+
+def resolve_reference(
+    *,
+    logits: Any = None,
+    probs: Any = None,
+    confidence: Any = None,
+    labels: Any = None,
+    correct: Any = None,
+    where: str,
+    score: str = "mc",
+    eps: float = ENTROPY_EPS,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Labelled reference -> (per-example score (n,) float64, correctness (n,) bool), validated.
+
+    The softmax is computed once and used for both the score and the argmax.
+    """
+    kind = _exactly_one(where, logits=logits, probs=probs, confidence=confidence)
+    if kind == "confidence":
+        s = check_vector(confidence, "confidence").astype(np.float64, copy=False)
+        ok = resolve_correct(
+            probs=None, labels=labels, correct=correct, n=s.shape[0], used_confidence=True, where=where
+        )
+        return s, ok
+    p = resolve_probs(logits=logits, probs=probs, where=where)
+    s = max_prob(p) if score == "mc" else negative_entropy_rows(p, eps=eps)
+    ok = resolve_correct(
+        probs=p, labels=labels, correct=correct, n=s.shape[0], used_confidence=False, where=where
+    )
+    return s, ok
+
+
+def n_classes_of(logits: Any = None, probs: Any = None) -> int | None:
+    """Column count of whichever of logits/probs was given (None if neither)."""
+    for arr in (logits, probs):
+        if arr is not None:
+            shape = np.shape(arr)
+            return int(shape[1]) if len(shape) == 2 else None
+    return None
+
+
+def check_positive(value: Any, name: str) -> float:
+    v = float(value)
+    if not np.isfinite(v) or v <= 0:
+        raise InputValidationError(f"{name}: expected a positive finite number, got {value!r}")
+    return v
+
+
+def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise InputValidationError(f"{name}: expected one of {', '.join(map(repr, choices))}, got {value!r}")
+    return value
+
+
+def check_bootstrap_params(n_boot: Any, level: Any) -> None:
+    if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 2:
+        raise InputValidationError(f"n_boot: expected an integer >= 2, got {n_boot!r}")
+    lv = float(level)
+    if not 0.0 < lv < 1.0:
+        raise InputValidationError(f"level: expected a confidence level in (0, 1), got {level!r}")
+
+
+def apply_regressor(regressor: Any, scores: np.ndarray) -> np.ndarray:
+    """Map scores to accuracies with a fitted ``.predict`` object (sklearn, 2-D input) or a callable."""
+    s = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if hasattr(regressor, "predict"):
+        out = regressor.predict(s.reshape(-1, 1))
+    elif callable(regressor):
+        out = regressor(s)
+    else:
+        raise InputValidationError(
+            f"regressor: expected a fitted object with .predict or a callable score -> accuracy, "
+            f"got {type(regressor).__name__}"
+        )
+    return np.asarray(out, dtype=np.float64).reshape(-1)
+
+
+# ----------------------------------------------------------------------------------------------- skeleton
+@dataclass
+class Prepared:
+    """Validated target data plus whatever per-example quantities the estimator computed once."""
+
+    n: int
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class LabelFreeEstimator(BaseEstimator):
+    """Skeleton shared by the estimators of this package.
+
+    Subclasses implement ``_prepare_target(**target) -> Prepared`` and ``_point(prep) -> float``, plus, for
+    the bootstrap, either ``_columns(prep) -> (n, m)`` with ``_from_means((B, m), prep) -> (B,)`` (the statistic
+    is a function of column means: the bootstrap becomes a matrix product with multinomial counts) or
+    ``_weighted(prep, counts) -> float`` (the statistic recomputed with per-example integer weights).
+
+    ``output = "accuracy"``: the value is an accuracy (clipped to [0, 1]; the unclipped value is kept in
+    ``details["raw"]`` when it differs).  ``output = "score"``: the value goes to ``Estimate.score``; the
+    accuracy is ``nan`` unless a ``regressor`` (score -> accuracy fraction) is attached.
+    """
+
+    name = "base"
+    output = "accuracy"
+    requires_fit = True
+    binary_columns = False  # the single column is 0/1: exact binomial bootstrap
+
+    # -- subclass hooks ----------------------------------------------------------------------------------
+    def _prepare_target(self, **target: Any) -> Prepared:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _point(self, prep: Prepared) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _columns(self, prep: Prepared) -> np.ndarray | None:
+        return None
+
+    def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _weighted(self, prep: Prepared, counts: np.ndarray) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _check_params(self) -> None:
+        check_bootstrap_params(self.n_boot, self.level)
+
+    # -- shared behaviour --------------------------------------------------------------------------------
+    def _require_fit(self) -> None:
+        if self.requires_fit:
+            self._check_fitted("n_classes_")
+
+    def _check_target_classes(self, k: int | None) -> None:
+        ref_k = getattr(self, "n_classes_", None)
+        if ref_k is not None and k is not None and ref_k != k:
+            raise InputValidationError(
+                f"class-count mismatch: the reference passed to fit had {ref_k} classes, "
+                f"the target passed to estimate has {k} (logits/probs columns)"
+            )
+
+    def _finish(self, prep: Prepared, *, interval: bool) -> Estimate:
+        from helpers.estimators.bootstrap import bootstrap_replicates, percentile_interval
+
+        value = float(self._point(prep))
+        details: dict[str, Any] = dict(prep.details)
+        lower = upper = None
+        reps = None
+        if interval:
+            reps = bootstrap_replicates(self, prep, n_boot=self.n_boot, random_state=self.random_state)
+            details.update(
+                interval="percentile bootstrap over target examples", level=self.level, n_boot=self.n_boot
+            )
+        regressor = getattr(self, "regressor", None)
+        if self.output == "accuracy":
+            acc = float(np.clip(value, 0.0, 1.0))
+            if acc != value:
+                details["raw"] = value
+            if reps is not None:
+                lower, upper = (float(v) for v in np.clip(percentile_interval(reps, self.level), 0.0, 1.0))
+            return Estimate(self.name, acc, lower, upper, None, prep.n, details)
+        # score-type estimator
+        score = value
+        acc = float("nan")
+        if reps is not None:
+            details["score_lower"], details["score_upper"] = (
+                float(v) for v in percentile_interval(reps, self.level)
+            )
+        if regressor is not None:
+            acc_raw = float(apply_regressor(regressor, np.array([score]))[0])
+            acc = float(np.clip(acc_raw, 0.0, 1.0))
+            if acc != acc_raw:
+                details["raw"] = acc_raw
+            if reps is not None:
+                mapped = np.clip(apply_regressor(regressor, reps), 0.0, 1.0)
+                lower, upper = (float(v) for v in percentile_interval(mapped, self.level))
+        return Estimate(self.name, acc, lower, upper, score, prep.n, details)
+
+
+def as_matrix_any(x: Any, name: str) -> np.ndarray:
+    """Float (n, d) matrix (features), finite, at least 2 rows."""
+    from helpers.validation import check_matrix
+
+    return check_matrix(x, name, min_rows=2)
+
+
+def as_float(x: Any, name: str) -> np.ndarray:
+    return as_float_array(x, name)
