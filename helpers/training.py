@@ -6,7 +6,7 @@ never call ``.cuda()``.
 
 Data accepted by :func:`fit` and :func:`predict`
 ------------------------------------------------
-* a tuple/list of arrays or tensors ``(x, y)`` or ``(x, y, w)`` (``w``: per-sample loss weights, e.g. the γ of
+* a tuple/list of arrays or tensors ``(x, y)`` or ``(x, y, w)`` (more columns are passed on to ``compute_loss``) (``w``: per-sample loss weights, e.g. the γ of
   self-training ensembles, paper 3 eq. 3); ``x`` may also be a dict of arrays (``input_ids``, ``attention_mask``);
 * a dict of arrays with a ``"labels"`` key (and optionally ``"weights"``), as produced by tokenizers;
 * a map-style ``torch.utils.data.Dataset`` whose items are ``(x, y)``/``(x, y, w)`` (collated with ``collate_fn``,
@@ -204,7 +204,7 @@ def _normalise_data(data: Any, collate_fn: Callable | None, *, inputs_only: bool
         return _ArrayData(cols[:1] if inputs_only else cols)
     if (
         isinstance(data, (tuple, list))
-        and 1 <= len(data) <= 3
+        and len(data) >= 1
         and all(isinstance(c, (np.ndarray, torch.Tensor, Mapping)) for c in data)
     ):
         return _ArrayData(data[:1] if inputs_only else data)
