@@ -2,8 +2,9 @@
 
 * Nuclear norm (Deng et al., ICML 2023 "Confidence and dispersity speak"; paper 5 App. B, Eq. 19):
   ``||P||_* / sqrt(min(N, K) * N)`` for the (N, K) softmax matrix P; the sum of singular values is computed as
-  ``sum_k sqrt(lambda_k(P^T P))`` from the K x K Gram matrix (``numpy.linalg.eigvalsh``, float64), which is
-  accumulated chunk by chunk so an (N, K) input never gets a float64 copy.  Range: (0, 1]; it is 1 exactly when
+  ``sum_k sqrt(lambda_k(P^T P))`` from the K x K Gram matrix (``numpy.linalg.eigvalsh``, float64; the N x N
+  one when N < K), accumulated chunk by chunk so an (N, K) input never gets a float64 copy; eigenvalues below
+  the Gram's round-off level (``lambda_max * K * eps``) count as zero singular values.  Range: (0, 1]; it is 1 exactly when
   every row is one-hot and the predicted classes are perfectly balanced (N/K rows each, N >= K; for N < K:
   N distinct classes); uniform rows (every entry 1/K) give 1/K when N >= K.
   High = confident and dispersed predictions = high accuracy (a score; pass ``regressor`` for an accuracy).
@@ -69,7 +70,18 @@ def gram_matrix(x: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
 
 def _nuclear_from_gram(g: np.ndarray, n: int, k: int) -> float:
     lam = np.linalg.eigvalsh((g + g.T) / 2.0)
-    return float(np.sqrt(np.clip(lam, 0.0, None)).sum() / np.sqrt(min(n, k) * n))
+    # eigenvalues of the Gram matrix below its round-off level are zero singular values, not sqrt(noise)
+    lam[lam < lam.max() * g.shape[0] * np.finfo(np.float64).eps] = 0.0
+    return float(np.sqrt(lam).sum() / np.sqrt(min(n, k) * n))
+
+
+def _nuclear(p: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """Normalised nuclear norm from the smaller Gram matrix (K x K, or N x N when N < K)."""
+    n, k = p.shape
+    if n < k:
+        q = p.astype(np.float64) if weights is None else p.astype(np.float64) * np.sqrt(weights)[:, None]
+        return _nuclear_from_gram(q @ q.T, n, k)
+    return _nuclear_from_gram(gram_matrix(p, weights), n, k)
 
 
 def nuclear_norm_score(probs: Any) -> float:
@@ -78,9 +90,7 @@ def nuclear_norm_score(probs: Any) -> float:
     In (0, 1]; equals 1 for one-hot rows with perfectly balanced classes.  Use
     :func:`helpers.estimators.softmax` first if you hold logits.
     """
-    p = check_probs(probs, "probs")
-    n, k = p.shape
-    return _nuclear_from_gram(gram_matrix(p), n, k)
+    return _nuclear(check_probs(probs, "probs"))
 
 
 def mean_and_covariance(x: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -186,12 +196,10 @@ class NuclearNorm(LabelFreeEstimator):
         return Prepared(n=p.shape[0], arrays={"P": p})
 
     def _point(self, prep: Prepared) -> float:
-        p = prep.arrays["P"]
-        return _nuclear_from_gram(gram_matrix(p), *p.shape)
+        return _nuclear(prep.arrays["P"])
 
     def _weighted(self, prep: Prepared, counts: np.ndarray) -> float:
-        p = prep.arrays["P"]
-        return _nuclear_from_gram(gram_matrix(p, counts), *p.shape)
+        return _nuclear(prep.arrays["P"], counts)
 
     def estimate(self, *, logits: Any = None, probs: Any = None, interval: bool = False) -> Estimate:
         """Score the target set; ``interval=True`` adds a bootstrap interval of the score."""
