@@ -475,17 +475,17 @@ def defocus_blur(x: np.ndarray, p: tuple[float, float], rng: np.random.Generator
 
 @register_corruption(
     "glass_blur",
-    params=((0.05, 1, 1, 1.0), (0.25, 1, 1, 1.0), (0.4, 1, 1, 1.0), (0.4, 1, 2, 1.0), (0.6, 1, 2, 1.0)),
+    params=((0.3, 1, 1, 0.25), (0.4, 1, 1, 0.5), (0.5, 1, 1, 0.75), (0.6, 1, 2, 1.0), (0.7, 2, 2, 1.0)),
     small_params=((0.2, 1, 1, 0.1), (0.3, 1, 1, 0.2), (0.4, 1, 1, 0.35), (0.5, 1, 1, 0.5), (0.6, 1, 1, 0.7)),
 )
 def glass_blur(x: np.ndarray, p: tuple[float, int, int, float], rng: np.random.Generator) -> np.ndarray:
     """Gaussian blur (``p[0]``), ``p[2]`` rounds of local pixel displacement by up to ``p[1]`` pixels of a
     fraction ``p[3]`` of the pixels, then blur again.
 
-    CIFAR-10-C swaps neighbouring pixels in a sequential loop over all pixels (sigmas 0.05, 0.25, 0.4, 0.25, 0.4;
-    not ordered by strength); here a pixel takes the value of a random neighbour at once (vectorised), the last
-    two sigmas are raised so that strength grows with severity, and for 8x8 images, where a one-pixel
-    displacement is already strong, only a growing fraction of pixels moves.
+    CIFAR-10-C swaps neighbouring pixels in a sequential loop over all pixels with sigmas 0.05, 0.25, 0.4,
+    0.25, 0.4, which are not ordered by strength; here a pixel takes the value of a random neighbour at once
+    (vectorised), and sigma, the moving fraction, the rounds and the reach grow together with severity, so
+    that the distance from the clean image grows with severity.
     """
     sigma, delta, iters, frac = p
     n, h, w, _ = x.shape

@@ -162,7 +162,7 @@ def load_brown(
     return _maybe_universal(sents, tagset, "en-brown", "brown")
 
 
-_MAP_CACHE: dict[str, dict[str, str]] = {}
+_MAP_CACHE: dict[tuple[str, str], dict[str, str]] = {}
 
 
 @register_loader("universal_tagset")
@@ -175,9 +175,10 @@ def load_universal_tagset(*, source: str = "en-ptb") -> dict[str, str]:
         Map name in ``universal_tagset.zip`` without ``.map``: ``en-ptb`` (Penn Treebank), ``en-brown`` (Brown),
         or any of the other 31 (``de-tiger``, ``fr-paris``, ...).
     """
-    if source in _MAP_CACHE:
-        return dict(_MAP_CACHE[source])
     path = require("universal_tagset", "pos/universal_tagset.zip")
+    key = (str(path), source)
+    if key in _MAP_CACHE:
+        return dict(_MAP_CACHE[key])
     with zipfile.ZipFile(path) as zf:
         available = sorted(n[len("universal_tagset/") : -4] for n in zf.namelist() if n.endswith(".map"))
         if source not in available:
@@ -189,7 +190,7 @@ def load_universal_tagset(*, source: str = "en-ptb") -> dict[str, str]:
             continue
         fine, coarse = line.split("\t")
         mapping[fine] = coarse
-    _MAP_CACHE[source] = mapping
+    _MAP_CACHE[key] = mapping
     return dict(mapping)
 
 
@@ -206,7 +207,7 @@ def to_universal(
     unknown : str, keyword-only
         Tag for fine tags missing from the map (NLTK's ``map_tag`` also uses ``X``).
     """
-    mapping = _MAP_CACHE.get(source) or load_universal_tagset(source=source)
+    mapping = load_universal_tagset(source=source)
     return [[(w, mapping.get(t, unknown)) for w, t in sent] for sent in sentences]
 
 
