@@ -873,6 +873,12 @@ def predict(
     Returns
     -------
     numpy.ndarray of float32, shape (n_samples, n_outputs)
+
+    Examples
+    --------
+    Penultimate-layer features instead of logits (e.g. for the Fréchet distance):
+
+    >>> feats = predict(model, x, forward_fn=lambda m, inputs: m.features(inputs))  # doctest: +SKIP
     """
     logits, _ = _predict_impl(
         model,

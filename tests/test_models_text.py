@@ -56,6 +56,8 @@ def test_text_models_shapes_padding_and_training(name):
     torch.testing.assert_close(model(padded), logits, rtol=1e-5, atol=1e-5)
     res = fit(model, ds, collate_fn=Vocab.collate, epochs=30, batch_size=3, lr=3e-2, progress=False)
     pred = predict(model, ds, collate_fn=Vocab.collate, batch_size=4)
+    unlabelled = predict(model, v.dataset(TEXTS), collate_fn=Vocab.collate, batch_size=4)
+    np.testing.assert_allclose(unlabelled, pred, rtol=1e-5, atol=1e-6)
     assert pred.shape == (6, 2) and (pred.argmax(1) == np.array(LABELS)).all(), res.losses[-3:]
 
 

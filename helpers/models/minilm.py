@@ -36,12 +36,17 @@ def minilm_path() -> str:
 def _quiet_transformers():
     import transformers
 
-    old = transformers.logging.get_verbosity()
-    transformers.logging.set_verbosity_error()
+    log = transformers.utils.logging
+    old = log.get_verbosity()
+    bar = log.is_progress_bar_enabled()
+    log.set_verbosity_error()
+    log.disable_progress_bar()
     try:
         yield
     finally:
-        transformers.logging.set_verbosity(old)
+        log.set_verbosity(old)
+        if bar:
+            log.enable_progress_bar()
 
 
 def load_minilm(*, num_layers: int | None = None) -> tuple[Any, nn.Module]:

@@ -122,10 +122,13 @@ class Vocab:
         *,
         max_len: int | None = 256,
     ) -> list[Any]:
-        """A list-of-items dataset for :func:`helpers.training.fit` / ``predict`` (use ``collate_fn=Vocab.collate``)."""
+        """A list-of-items dataset for :func:`helpers.training.fit` / ``predict`` (use ``collate_fn=Vocab.collate``).
+
+        Items are ``ids`` (no labels), ``(ids, label)`` or ``(ids, label, weight)``.
+        """
         ids = self.encode_batch(texts, max_len=max_len)
         if labels is None:
-            return [tuple([i]) for i in ids]
+            return ids
         if weights is None:
             return [(i, int(y)) for i, y in zip(ids, labels)]
         return [(i, int(y), float(w)) for i, y, w in zip(ids, labels, weights)]
