@@ -13,7 +13,8 @@ Data accepted by :func:`fit` and :func:`predict`
   default ``torch.utils.data.default_collate``);
 * any other iterable of ready-made batches (e.g. a ``DataLoader``).  Exact mid-epoch resume is only guaranteed for
   the first three forms, whose order this module controls; an iterable is re-iterated and the already-seen batches
-  of the epoch are skipped.
+  of the epoch are skipped, which replays the same batches only if the iterable's order is deterministic (a
+  ``DataLoader`` with ``shuffle=False``, or with its own seeded ``generator`` re-seeded per epoch by the caller).
 
 For :func:`predict` the same forms work; labels and weights are ignored, and a bare array/tensor is the input.
 
@@ -706,11 +707,17 @@ def fit(
                         data.batch(order[b * batch_size : (b + 1) * batch_size])
                         for b in range(batch_in_epoch, n_batches)
                     )
-                else:
+                elif batch_in_epoch:
+                    # resuming mid-epoch: the global RNG was restored to its state after this epoch's iterator was
+                    # made, so creating it again (a DataLoader draws a seed) and skipping must not disturb it
+                    snapshot = _rng_state()
                     it = iter(data)
                     for _ in range(batch_in_epoch):
                         next(it)
+                    _set_rng_state(snapshot)
                     batches = it
+                else:
+                    batches = iter(data)
                 for batch in batches:
                     batch = _to_device(batch, dev)
                     progress_frac = step / total_steps if total_steps else float("nan")

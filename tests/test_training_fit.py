@@ -265,3 +265,27 @@ def test_bad_arguments_raise():
         fit(_model(), (x, y[:-1]), progress=False)
     with pytest.raises(InputValidationError, match="labels"):
         fit(_model(), torch.from_numpy(x), progress=False)
+
+
+def test_dataloader_input_resumes_by_skipping_seen_batches(tmp_path):
+    """An iterable of batches (here a non-shuffling DataLoader) is re-iterated and the seen batches are skipped."""
+    x, y = _data()
+    ds = torch.utils.data.TensorDataset(torch.from_numpy(x), torch.from_numpy(y))
+    loader = torch.utils.data.DataLoader(ds, batch_size=32, shuffle=False)
+    opts = {k: v for k, v in COMMON.items() if k != "batch_size"}
+    ref = _model()
+    ref_res = fit(ref, loader, seed=2, **opts)
+    assert ref_res.steps == 15
+    with pytest.raises(TrainingInterrupted):
+        fit(
+            _model(),
+            loader,
+            seed=2,
+            checkpoint_dir=tmp_path,
+            checkpoint_every=4,
+            callback=_interrupt_at(6),
+            **opts,
+        )
+    resumed = _model(init_seed=5)
+    res = fit(resumed, loader, seed=2, checkpoint_dir=tmp_path, checkpoint_every=4, **opts)
+    assert res.resumed_from == 4 and _same_weights(ref, resumed)
