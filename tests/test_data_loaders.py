@@ -95,6 +95,7 @@ def test_cogs_counts_and_categories():
 @needs_data
 @pytest.mark.parametrize("lf", ["varfree", "cogs"])
 def test_slog_in_memory(lf, tmp_path, monkeypatch):
+    monkeypatch.setenv("HELPERS_DATA", str(data_dir()))  # a relative $HELPERS_DATA is resolved from the cwd
     monkeypatch.chdir(tmp_path)
     t0 = time.perf_counter()
     rows = hd.load("slog_gen", lf=lf)
