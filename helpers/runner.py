@@ -44,6 +44,7 @@ __all__ = [
 ]
 
 PROFILES = ("smoke", "default", "full")
+_PATH_VARS = ("HELPERS_DATA", "HELPERS_CACHE", "HELPERS_RUNS", "HELPERS_FIGURES")
 
 
 @dataclass
@@ -167,7 +168,8 @@ def run_notebook(
     (results / f"{notebook.stem}.jsonl").unlink(missing_ok=True)  # this run's records replace the last run's
 
     env_backup = {
-        k: os.environ.get(k) for k in ("HELPERS_NOTEBOOK", "HELPERS_PROFILE", "HELPERS_RESULTS", "MPLBACKEND")
+        k: os.environ.get(k)
+        for k in ("HELPERS_NOTEBOOK", "HELPERS_PROFILE", "HELPERS_RESULTS", "MPLBACKEND", *_PATH_VARS)
     }
     os.environ.update(
         HELPERS_NOTEBOOK=notebook.stem,
@@ -175,6 +177,9 @@ def run_notebook(
         HELPERS_RESULTS=str(results),
         MPLBACKEND="Agg",
     )
+    for var in _PATH_VARS:  # the kernel runs in the notebook's folder: relative paths would point elsewhere
+        if os.environ.get(var):
+            os.environ[var] = str(Path(os.environ[var]).expanduser().resolve())
     run = NotebookRun(
         notebook=notebook.stem,
         status="ok",

@@ -102,3 +102,17 @@ def test_cli_exit_codes(nb_dir):
         [sys.executable, "-m", "helpers", "run", "--profile", "smok"], capture_output=True, text=True
     )
     assert typo.returncode == 2 and "unknown profile 'smok'" in typo.stderr and "Traceback" not in typo.stderr
+
+
+def test_relative_data_dir_is_made_absolute_for_the_kernel(nb_dir, tmp_path, monkeypatch):
+    data = tmp_path / "mydata"
+    data.mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HELPERS_DATA", "mydata")
+    _write_notebook(
+        nb_dir / "03_env.ipynb",
+        "expected = ''",
+        ["from helpers.paths import data_dir\nassert data_dir().is_dir(), data_dir()"],
+    )
+    run = runner.run_notebooks(profile="smoke", only=["03_env"], echo=False)[0]
+    assert run.status == "ok", run.error
