@@ -1,0 +1,64 @@
+"""Every notebook executes through papermill on the `smoke` profile (the harness a user's batch run uses)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import runner
+from helpers.runner import list_notebooks, load_profile
+
+NOTEBOOKS = [p.stem for p in list_notebooks()]
+
+
+def test_there_is_at_least_one_notebook():
+    assert "00_example" in NOTEBOOKS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_smoke(name):
+    run = runner.run_notebooks(profile="smoke", only=[name], echo=False)[0]
+    assert run.status == "ok", f"{name} failed at cell {run.failed_cell}: {run.error}"
+    results = runner.runs_dir() / "smoke" / "results" / f"{name}.jsonl"
+    assert results.exists() and results.read_text().strip(), f"{name} recorded no headline metric"
+    assert all(json.loads(line)["profile"] == "smoke" for line in results.read_text().splitlines())
+
+
+def test_committed_notebooks_have_no_outputs():
+    for path in list_notebooks():
+        nb = json.loads(path.read_text())
+        for cell in nb["cells"]:
+            if cell["cell_type"] == "code":
+                assert not cell.get("outputs") and not cell.get("execution_count"), (
+                    f"{path.name} holds outputs"
+                )
+
+
+@pytest.mark.parametrize("profile", runner.PROFILES)
+def test_profiles_only_set_declared_parameters(profile):
+    declared = {p.stem: set(runner.declared_parameters(p)) for p in list_notebooks()}
+    for notebook, params in load_profile(profile).items():
+        assert notebook in declared, f"profile {profile} names unknown notebook {notebook}"
+        assert set(params) <= declared[notebook], set(params) - declared[notebook]
+
+
+def _training_line(run) -> str:
+    import nbformat
+
+    nb = nbformat.read(run.output, as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells if "history = fit(" in c.source for o in c.outputs)
+
+
+def test_example_notebook_resumes_training_from_its_checkpoint():
+    """Re-running the notebook reuses the trained model and cached logits instead of recomputing them."""
+    first = runner.run_notebooks(profile="smoke", only=["00_example"], echo=False)[0]
+    assert first.status == "ok", first.error
+    first_line = _training_line(first)  # read now: the second run writes the same executed copy
+    second = runner.run_notebooks(profile="smoke", only=["00_example"], echo=False)[0]
+    assert second.status == "ok", second.error
+    second_line = _training_line(second)
+    steps = first_line.split(" steps")[0]
+    assert "trained from scratch" in first_line, first_line
+    assert f"resumed from step {steps}" in second_line, second_line  # nothing retrained
