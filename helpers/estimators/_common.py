@@ -27,7 +27,6 @@ import numpy as np
 from helpers.errors import InputValidationError
 from helpers.estimators.base import BaseEstimator, Estimate
 from helpers.validation import (
-    as_float_array,
     check_binary,
     check_labels,
     check_logits,
@@ -334,13 +333,3 @@ class LabelFreeEstimator(BaseEstimator):
                 lower, upper = (float(v) for v in percentile_interval(mapped, self.level))
         return Estimate(self.name, acc, lower, upper, score, prep.n, details)
 
-
-def as_matrix_any(x: Any, name: str) -> np.ndarray:
-    """Float (n, d) matrix (features), finite, at least 2 rows."""
-    from helpers.validation import check_matrix
-
-    return check_matrix(x, name, min_rows=2)
-
-
-def as_float(x: Any, name: str) -> np.ndarray:
-    return as_float_array(x, name)

@@ -73,21 +73,28 @@ def resampled_means(
 ) -> np.ndarray:
     """Column means of ``n_boot`` bootstrap resamples of the rows of ``columns`` (n, m) -> (n_boot, m).
 
-    Computed as ``counts @ columns / n`` with multinomial counts generated in blocks of at most 2**23 entries,
-    so memory stays bounded (about 150 MB) at any n and no resampled copy of ``columns`` is made.
+    Resample indices are drawn in blocks of at most 2**23 (so memory stays bounded at any n).  With few columns
+    (m <= 4) the means come from gathering the resampled values; with more columns, from multinomial counts
+    (``bincount`` of the block) times the columns, one matrix product per block.
     """
     x = np.asarray(columns)
     if x.ndim == 1:
         x = x[:, None]
     n, m = x.shape
     rng = np.random.default_rng(random_state)
-    xf = x.astype(np.float64, copy=False)
+    xf = np.ascontiguousarray(x, dtype=np.float64)
     out = np.empty((n_boot, m), dtype=np.float64)
     step = max(1, min(n_boot, _BLOCK // max(n, 1)))
+    dtype = np.int32 if n < 2**31 else np.int64
     for start in range(0, n_boot, step):
         stop = min(n_boot, start + step)
-        counts = _counts_block(rng, n, stop - start)
-        out[start:stop] = (counts @ xf) / n
+        if m <= 4:
+            idx = rng.integers(0, n, size=(stop - start, n), dtype=dtype)
+            for j in range(m):
+                out[start:stop, j] = np.take(xf[:, j], idx).mean(axis=1)
+        else:
+            counts = _counts_block(rng, n, stop - start)
+            out[start:stop] = (xf.T @ counts.T).T / n
     return out
 
 

@@ -121,6 +121,29 @@ def _wmean(x: np.ndarray, w: np.ndarray, tot: float) -> np.ndarray:
     return acc / tot
 
 
+#: the column-means bootstrap route stores n x d(d+1)/2 float64 products; above this many bytes use weights
+_COLUMNS_MAX_BYTES = 512 * 2**20
+
+
+def _outer_columns(x: np.ndarray) -> np.ndarray | None:
+    """Per-row upper-triangle products ``x_i x_i^T`` as (n, d(d+1)/2) float64 columns, or None if too large."""
+    n, d = x.shape
+    iu, ju = np.triu_indices(d)
+    if n * iu.shape[0] * 8 > _COLUMNS_MAX_BYTES:
+        return None
+    x64 = x.astype(np.float64, copy=False)
+    return x64[:, iu] * x64[:, ju]
+
+
+def _unpack_sym(flat: np.ndarray, d: int) -> np.ndarray:
+    """(B, d(d+1)/2) upper triangles -> (B, d, d) symmetric matrices."""
+    iu, ju = np.triu_indices(d)
+    out = np.zeros((flat.shape[0], d, d))
+    out[:, iu, ju] = flat
+    out[:, ju, iu] = flat
+    return out
+
+
 def _sym_sqrt(cov: np.ndarray) -> np.ndarray:
     lam, v = np.linalg.eigh((cov + cov.T) / 2.0)
     return (v * np.sqrt(np.clip(lam, 0.0, None))) @ v.T
@@ -167,8 +190,10 @@ class NuclearNorm(LabelFreeEstimator):
     regressor : object with ``predict`` or callable, optional
         Maps the score to an accuracy fraction; without it ``accuracy`` is nan.
     n_boot, level, random_state
-        Bootstrap settings (defaults 200, 0.95, seed 0).  Each replicate recomputes the K x K Gram matrix with
-        multinomial weights (cost O(n K^2) per replicate).
+        Bootstrap settings (defaults 200, 0.95, seed 0).  For small K (n K(K+1)/2 float64 products <= 512 MB)
+        the Gram matrix is a mean of per-row outer products, so all replicates come from one matrix product with
+        multinomial counts and a batched ``eigvalsh``; otherwise each replicate recomputes the Gram matrix with
+        integer weights (O(n K^2) per replicate).
     """
 
     name = "nuclear_norm"
@@ -197,6 +222,18 @@ class NuclearNorm(LabelFreeEstimator):
 
     def _point(self, prep: Prepared) -> float:
         return _nuclear(prep.arrays["P"])
+
+    def _columns(self, prep: Prepared) -> np.ndarray | None:
+        # small K: the Gram matrix is the mean of per-row outer products -> vectorised bootstrap
+        p = prep.arrays["P"]
+        return _outer_columns(p) if p.shape[0] >= p.shape[1] else None
+
+    def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
+        n, k = prep.arrays["P"].shape
+        g = _unpack_sym(means * n, k)
+        lam = np.linalg.eigvalsh(g)
+        lam[lam < lam.max(axis=1, keepdims=True) * k * np.finfo(np.float64).eps] = 0.0
+        return np.sqrt(lam).sum(axis=1) / np.sqrt(min(n, k) * n)
 
     def _weighted(self, prep: Prepared, counts: np.ndarray) -> float:
         return _nuclear(prep.arrays["P"], counts)
@@ -228,8 +265,9 @@ class FrechetDistance(LabelFreeEstimator):
     regressor : object with ``predict`` or callable, optional
         Maps the distance to an accuracy fraction; without it ``accuracy`` is nan.
     n_boot, level, random_state
-        Bootstrap settings (defaults 200, 0.95, seed 0).  Each replicate recomputes the target covariance with
-        multinomial weights (O(n d^2) per replicate).  The bootstrap distribution of a distance is biased upward
+        Bootstrap settings (defaults 200, 0.95, seed 0).  Small d: vectorised through the means of x and x x^T
+        (like :class:`NuclearNorm`); large d: each replicate recomputes the target covariance with multinomial
+        weights (O(n d^2) per replicate).  The bootstrap distribution of a distance is biased upward
         (resampling adds covariance noise), so the interval need not contain the point estimate for near-identical
         sets.
     """
@@ -272,6 +310,28 @@ class FrechetDistance(LabelFreeEstimator):
 
     def _weighted(self, prep: Prepared, counts: np.ndarray) -> float:
         return self._dist(*mean_and_covariance(prep.arrays["X"], counts))
+
+    def _columns(self, prep: Prepared) -> np.ndarray | None:
+        # small d: mean and covariance are functions of the means of x and of x x^T (centred for precision)
+        x = prep.arrays["X"]
+        centre = x.mean(axis=0, dtype=np.float64)
+        prep.arrays["centre"] = centre
+        xc = x.astype(np.float64) - centre
+        outer = _outer_columns(xc)
+        return None if outer is None else np.hstack([xc, outer])
+
+    def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
+        n, d = prep.arrays["X"].shape
+        centre = prep.arrays["centre"]
+        mu_c = means[:, :d]
+        second = _unpack_sym(means[:, d:], d)
+        cov = (second - mu_c[:, :, None] * mu_c[:, None, :]) * (n / (n - 1.0))
+        m = self.cov_sqrt_ @ cov @ self.cov_sqrt_
+        lam = np.linalg.eigvalsh((m + np.swapaxes(m, 1, 2)) / 2.0)
+        tr_sqrt = np.sqrt(np.clip(lam, 0.0, None)).sum(axis=1)
+        diff = mu_c + centre - self.mu_
+        fd = (diff**2).sum(axis=1) + np.trace(self.cov_) + np.trace(cov, axis1=1, axis2=2) - 2.0 * tr_sqrt
+        return np.maximum(fd, 0.0)
 
     def estimate(
         self, *, features: Any = None, logits: Any = None, probs: Any = None, interval: bool = False

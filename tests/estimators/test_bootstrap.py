@@ -111,6 +111,11 @@ def test_weighted_routes_match_explicit_resamples():
     assert fd._weighted(fd._prepare_target(logits=z), counts) == pytest.approx(
         fd._point(fd._prepare_target(logits=z[idx]))
     )
+    # the vectorised (column-means) routes agree with the weighted recomputation for the same counts
+    for est, prep in ((nn, nn._prepare_target(probs=p)), (fd, fd._prepare_target(logits=z))):
+        cols = est._columns(prep)
+        vec = est._from_means((counts @ cols / 300)[None, :], prep)[0]
+        assert vec == pytest.approx(est._weighted(prep, counts), rel=1e-9)
     cot = COT().fit(labels=y)
     assert cot._weighted(cot._prepare_target(probs=p), counts) == pytest.approx(
         cot._point(cot._prepare_target(probs=p[idx])), abs=1e-10
