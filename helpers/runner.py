@@ -1,11 +1,11 @@
 """Execute the notebooks with papermill under a named profile.
 
-Profiles are parameter sets stored with the notebooks, one YAML file per profile
-(``notebooks/profiles/<profile>.yaml``), mapping a notebook's stem to its parameters::
+Profiles are parameter sets stored with the notebooks, one YAML file per notebook
+(``notebooks/profiles/<stem>.yaml``), mapping each profile name to the notebook's parameters::
 
-    00_example:
-      n_train: 300
-      epochs: 3
+    smoke:   {n_train: 300, epochs: 3}
+    default: {epochs: 15}
+    full:    {epochs: 30}
 
 Every notebook has a cell tagged ``parameters``.  The runner refuses a parameter that the notebook does not
 declare (:class:`~helpers.errors.ProfileError`), passes ``profile`` when the notebook declares it, writes the
@@ -89,16 +89,32 @@ def _select(notebooks: list[Path], only: Iterable[str] | None) -> list[Path]:
 
 
 def load_profile(profile: str, directory: Path | None = None) -> dict[str, dict[str, Any]]:
-    """Parameters per notebook stem for ``profile`` (YAML parsed with ``safe_load``)."""
+    """Parameters per notebook stem for ``profile``.
+
+    Each notebook owns ``notebooks/profiles/<stem>.yaml`` (parsed with ``yaml.safe_load``), a mapping from profile
+    name to that notebook's parameters::
+
+        smoke:   {epochs: 3}
+        default: {epochs: 15}
+        full:    {epochs: 30}
+
+    A notebook without a file, or without an entry for ``profile``, runs with its own defaults.
+    """
     if profile not in PROFILES:
         raise ProfileError(f"unknown profile {profile!r}; expected one of: {', '.join(PROFILES)}")
-    path = (directory or notebooks_dir()) / "profiles" / f"{profile}.yaml"
-    if not path.exists():
-        return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(data, dict) or not all(isinstance(v, dict) or v is None for v in data.values()):
-        raise ProfileError(f"{path}: expected a mapping of notebook name -> mapping of parameters")
-    return {k: dict(v or {}) for k, v in data.items()}
+    folder = (directory or notebooks_dir()) / "profiles"
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if not isinstance(data, dict) or not all(isinstance(v, dict) or v is None for v in data.values()):
+            raise ProfileError(f"{path.name}: expected a mapping of profile name -> mapping of parameters")
+        unknown = sorted(set(data) - set(PROFILES))
+        if unknown:
+            raise ProfileError(
+                f"{path.name}: unknown profile(s) {', '.join(unknown)}; expected {', '.join(PROFILES)}"
+            )
+        out[path.stem] = dict(data.get(profile) or {})
+    return out
 
 
 def declared_parameters(notebook: Path) -> dict[str, Any]:
@@ -241,7 +257,7 @@ def run_notebooks(
     notebooks = _select(list_notebooks(), only)
     unknown = sorted(set(profile_params) - {p.stem for p in list_notebooks()})
     if unknown:
-        raise ProfileError(f"profile {profile!r} names notebook(s) that do not exist: {', '.join(unknown)}")
+        raise ProfileError(f"profile file(s) for notebook(s) that do not exist: {', '.join(unknown)}")
     status_path = _status_path(profile, output_dir)
     status_path.parent.mkdir(parents=True, exist_ok=True)
     previous: dict[str, dict[str, Any]] = {}

@@ -38,7 +38,7 @@ def nb_dir(tmp_path, monkeypatch):
     _write_notebook(
         d / "02_fails.ipynb", "x = 0", ["y = 1", "raise ValueError('broken on purpose')", "z = 2"]
     )
-    (d / "profiles" / "smoke.yaml").write_text("01_ok:\n  n: 3\n")
+    (d / "profiles" / "01_ok.yaml").write_text("smoke:\n  n: 3\ndefault: {n: 2}\n")
     monkeypatch.setenv("HELPERS_NOTEBOOKS", str(d))
     return d
 
@@ -81,9 +81,15 @@ def test_unknown_profile_and_notebook(nb_dir):
 
 
 def test_profile_naming_a_missing_notebook(nb_dir):
-    (nb_dir / "profiles" / "default.yaml").write_text("01_ok: {n: 2}\n07_missing: {a: 1}\n")
+    (nb_dir / "profiles" / "07_missing.yaml").write_text("default: {a: 1}\n")
     with pytest.raises(ProfileError, match="07_missing"):
         runner.run_notebooks(profile="default", echo=False)
+
+
+def test_profile_file_with_unknown_profile_key(nb_dir):
+    (nb_dir / "profiles" / "01_ok.yaml").write_text("smoke: {n: 2}\nfast: {n: 1}\n")
+    with pytest.raises(ProfileError, match="unknown profile.*fast"):
+        runner.load_profile("smoke")
 
 
 def test_cli_exit_codes(nb_dir):
