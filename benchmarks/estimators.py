@@ -152,9 +152,12 @@ def bench_bootstrap(rows: list[dict], rng, n_boot: int, repeats: int) -> None:
 def _md_table(df: pd.DataFrame, index: bool = True) -> str:
     """Minimal Markdown table (no optional dependency)."""
     d = df.reset_index() if index else df
-    fmt = lambda v: (
-        f"{v:.4g}" if isinstance(v, float) else (f"{v:,}" if isinstance(v, (int, np.integer)) else str(v))
-    )  # noqa: E731
+
+    def fmt(v) -> str:
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        return f"{v:,}" if isinstance(v, (int, np.integer)) else str(v)
+
     head = "| " + " | ".join(map(str, d.columns)) + " |"
     sep = "|" + "|".join("---" for _ in d.columns) + "|"
     body = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in d.itertuples(index=False)]
@@ -168,7 +171,7 @@ def _markdown(df: pd.DataFrame, meta: str) -> str:
         wide = est.pivot_table(index="estimator", columns=["n", "K"], values="median_s")
         wide.columns = [f"{n:,} x {k:,} (s)" for n, k in wide.columns]
         fit = est.pivot_table(index="estimator", columns=["n", "K"], values="fit_s")
-        fit.columns = [f"fit {n:,} x {k:,} ref (s)" for n, k in fit.columns]
+        fit.columns = [f"fit on 100,000 x {k:,} ref (s)" for n, k in fit.columns]
         lines += ["## `estimate` on float32 logits (median of 5)", "", _md_table(wide.join(fit)), ""]
     cot = df[df.section == "cot_scaling"]
     if len(cot):
