@@ -30,6 +30,11 @@ frechet                    FrechetDistance (score)             frechet_distance(
 cot                        COT                                 cot_error(probs, reference_distribution)
 agreement                  AgreementScore                      agreement_score(predictions_a, predictions_b)
 =========================  ==================================  =================================
+
+Not in the logits registry (different inputs): :class:`MetaSetRegression` maps any scalar score to accuracy
+over a collection of shifted sets (``metaset_report`` / ``compare_measures`` evaluate it in-sample, held-out and
+on unseen sets), and :class:`DiscriminatorBounds` / ``bounds_table`` turn an (n_examples x n_discriminators)
+matrix of Correct/Incorrect votes into paper 1's upper and lower bounds.
 """
 
 from helpers.estimators._common import logsumexp_rows, softmax
@@ -41,6 +46,18 @@ from helpers.estimators.bootstrap import (
     bootstrap_interval,
     percentile_interval,
     resampled_means,
+)
+from helpers.estimators.bounds import (
+    DiscriminatorBounds,
+    bounds_table,
+    discriminator_bounds,
+    ensemble_correct,
+    ensemble_incorrect,
+    lower_bound,
+    maxprob_oracle_bounds,
+    mean_bounds,
+    mean_discrim,
+    upper_bound,
 )
 from helpers.estimators.confidence import (
     AverageConfidence,
@@ -62,6 +79,7 @@ from helpers.estimators.dispersity import (
     nuclear_norm_score,
 )
 from helpers.estimators.energy import MDE, AverageEnergy, average_energy, free_energy, mde
+from helpers.estimators.metaset import MetaSetRegression, compare_measures, metaset_predict, metaset_report
 from helpers.estimators.registry import ESTIMATORS, get_estimator, list_estimators, register_estimator
 
 __all__ = [
@@ -105,6 +123,22 @@ __all__ = [
     "bootstrap_interval",
     "percentile_interval",
     "resampled_means",
+    # meta-set regression (paper 5)
+    "MetaSetRegression",
+    "metaset_predict",
+    "metaset_report",
+    "compare_measures",
+    # discriminator-ensemble bounds (paper 1)
+    "DiscriminatorBounds",
+    "discriminator_bounds",
+    "bounds_table",
+    "ensemble_correct",
+    "ensemble_incorrect",
+    "upper_bound",
+    "lower_bound",
+    "mean_discrim",
+    "mean_bounds",
+    "maxprob_oracle_bounds",
     # registry
     "ESTIMATORS",
     "get_estimator",
