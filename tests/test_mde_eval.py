@@ -1,0 +1,190 @@
+"""Set-level measures and meta-set tables of the MDE notebook (paper 5): hand-computed cases and invariants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from helpers.errors import InputValidationError
+from helpers.estimators import mde
+from helpers.mde_eval import (
+    MEASURES,
+    collect_outputs,
+    correlation_table,
+    features_and_logits,
+    fit_reference,
+    fit_regressions,
+    imbalance_stress,
+    mae_ranking,
+    mae_table,
+    measure_frame,
+    set_measures,
+    temperature_sweep,
+)
+from helpers.metaset_data import ShiftSpec, imbalance_subsets
+
+K = 4
+
+
+def _logits(n, margin, seed, labels=None):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, K, n) if labels is None else labels
+    z = rng.normal(0, 1, (n, K))
+    z[np.arange(n), y] += margin
+    return z, y
+
+
+@pytest.fixture(scope="module")
+def reference():
+    z, y = _logits(400, 3.0, 0)
+    return fit_reference(logits=z, labels=y)
+
+
+def test_set_measures_hand_computed(reference):
+    z = np.array([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    vals = set_measures(reference, logits=z, other_logits=np.array([[1.0, 0, 0, 0], [0, 1.0, 0, 0]]))
+    p0 = np.exp(2) / (np.exp(2) + 3)
+    assert vals["ConfScore"] == pytest.approx((p0 + 0.25) / 2)
+    assert vals["Agreement"] == pytest.approx(0.5)  # argmax 0 vs 0, and 0 (first of ties) vs 1
+    e = -np.log(np.exp(z).sum(1))  # free energies at T = 1
+    raw = np.log(np.exp(e).sum()) - e.mean()
+    assert vals["MDE"] == pytest.approx(raw - np.log(2))  # normalised variant
+    assert set(vals) == set(MEASURES)
+
+
+def test_measures_follow_accuracy(reference):
+    easy = set_measures(reference, logits=_logits(300, 4.0, 1)[0])
+    hard = set_measures(reference, logits=_logits(300, 0.5, 1)[0])
+    for m in ("ConfScore", "Entropy", "ATC", "DoC", "AvgEnergy", "MDE", "COT"):
+        assert easy[m] > hard[m], m
+    assert easy["Frechet"] < hard["Frechet"]
+    assert np.isnan(easy["Agreement"])
+
+
+def test_mde_normalised_is_size_free_and_differs_by_log_n(reference):
+    z = _logits(200, 2.0, 3)[0]
+    big = np.concatenate([z, z])
+    assert set_measures(reference, logits=big)["MDE"] == pytest.approx(
+        set_measures(reference, logits=z)["MDE"]
+    )
+    assert mde(big) - mde(z) == pytest.approx(np.log(2))
+
+
+def test_features_required_when_reference_used_features():
+    z, y = _logits(100, 2.0, 4)
+    ref = fit_reference(logits=z, labels=y, features=np.random.default_rng(0).normal(size=(100, 3)))
+    with pytest.raises(InputValidationError):
+        set_measures(ref, logits=z)
+    with pytest.raises(InputValidationError):
+        fit_reference(logits=z, labels=y[:5])
+
+
+def _frame():
+    rows, rng = [], np.random.default_rng(0)
+    for i, margin in enumerate(np.linspace(0.2, 4.0, 16)):
+        split = ["unseen", "fit", "fit", "heldout"][i % 4]
+        rows.append({"setup": "toy", "backbone": "m", "set": f"s{i}", "split": split, "margin": margin})
+    frame = pd.DataFrame(rows)
+    frame["accuracy"] = 0.3 + 0.15 * frame.margin
+    frame["MDE"] = frame.margin + rng.normal(0, 0.01, len(frame))
+    frame["ConfScore"] = rng.random(len(frame))  # unrelated to accuracy
+    return frame
+
+
+def test_correlation_and_mae_tables():
+    rep = correlation_table(_frame(), measures=["MDE", "ConfScore"])
+
+    def get(score, split, m):
+        return rep.query("score == @score and split == @split and measure == @m").value.iloc[0]
+
+    assert get("MDE", "fit", "r2") > 0.99 and get("MDE", "heldout", "spearman_rho") == pytest.approx(1.0)
+    assert get("ConfScore", "fit", "r2") < 0.6
+    mae = mae_table(rep)
+    assert mae.loc[("toy", "m", "unseen"), "MDE"] < mae.loc[("toy", "m", "unseen"), "ConfScore"]
+    assert list(mae_ranking(rep).index) == ["MDE", "ConfScore"]
+    with pytest.raises(InputValidationError):
+        correlation_table(_frame().drop(columns="split"), measures=["MDE"])
+
+
+def test_temperature_sweep_shapes_and_errors():
+    sets = [_logits(100, m, i)[0] for i, m in enumerate(np.linspace(0.5, 4, 8))]
+    labels = [_logits(100, m, i)[1] for i, m in enumerate(np.linspace(0.5, 4, 8))]
+    acc = [float((z.argmax(1) == y).mean()) for z, y in zip(sets, labels)]
+    splits = ["fit"] * 6 + ["unseen"] * 2
+    sw = temperature_sweep(sets, acc, splits, temperatures=[0.5, 1, 10])
+    assert sorted(sw["T"].unique()) == [0.5, 1.0, 10.0]
+    from scipy.stats import spearmanr
+
+    for T in (0.5, 1, 10):  # the sweep is the meta-set report of MDE at one T for all sets
+        got = sw.query("T == @T and split == 'fit' and measure == 'spearman_rho'").value.iloc[0]
+        scores = [mde(z, T=T, normalize=True) for z in sets[:6]]
+        assert got == pytest.approx(spearmanr(scores, acc[:6]).statistic)
+    assert set(sw.query("split == 'unseen'").measure) == {"mae", "mae_pp"}
+    with pytest.raises(InputValidationError):
+        temperature_sweep(sets, acc[:3], splits)
+
+
+def test_imbalance_stress_rows(reference):
+    z, y = _logits(200, 2.0, 5, labels=np.repeat(np.arange(K), 50))
+    frame = pd.DataFrame(
+        [
+            {"split": "fit", "accuracy": a, **set_measures(reference, logits=_logits(200, m, i)[0])}
+            for i, (m, a) in enumerate(zip(np.linspace(0.5, 4, 6), np.linspace(0.4, 0.95, 6)))
+        ]
+    )
+    regs = fit_regressions(frame)
+    assert "Agreement" not in regs  # NaN without a second model
+    out = imbalance_stress(
+        {"b": {"logits": z, "labels": y}}, lambda lab: imbalance_subsets(lab, [0.2, 1.0]), reference, regs
+    )
+    assert set(out.ratio) == {0.2, 1.0} and set(out.measure) == set(regs)
+    assert (out.query("ratio == 1.0").n == 200).all() and (out.query("ratio == 0.2").n < 200).all()
+
+
+def test_features_and_logits_match_forward():
+    torch.manual_seed(0)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body, self.linear = torch.nn.Linear(3, 5), torch.nn.Linear(5, 2)
+
+        def features(self, x):
+            return torch.relu(self.body(x))
+
+        def forward(self, x):
+            return self.linear(self.features(x))
+
+    net, x = Net(), np.random.default_rng(0).normal(size=(7, 3)).astype(np.float32)
+    out = features_and_logits(net, x, batch_size=3)
+    assert out["features"].shape == (7, 5)
+    np.testing.assert_allclose(out["logits"], net(torch.as_tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(InputValidationError):
+        features_and_logits(torch.nn.Linear(3, 2), x)
+
+
+def test_collect_outputs_caches_and_measure_frame(reference):
+    specs = [ShiftSpec("a", "fit", "clean", (), 0), ShiftSpec("b", "fit", "corruption", (("x", 1),), 1)]
+    calls = []
+
+    def inputs(spec):
+        calls.append(spec.name)
+        return _logits(50, 2.0 if spec.name == "a" else 0.5, 7, labels=np.repeat(np.arange(K), 50)[:50])[0]
+
+    preds = {"m1": lambda x: {"logits": x}, "m2": lambda x: {"logits": x[:, ::-1].copy()}}
+    out = collect_outputs(specs, inputs=inputs, predictors=preds, key={"t": 1}, progress=False)
+    out2 = collect_outputs(specs, inputs=inputs, predictors=preds, key={"t": 1}, progress=False)
+    assert calls == ["a", "b"]  # each set built once, and not again when cached
+    np.testing.assert_array_equal(out["m2"]["b"]["logits"], out2["m2"]["b"]["logits"])
+    frame = measure_frame(
+        out,
+        specs,
+        labels=lambda s: np.repeat(np.arange(K), 50)[:50],
+        references={"m1": reference, "m2": reference},
+        partners={"m1": "m2"},
+        setup="toy",
+    )
+    assert len(frame) == 4 and frame.query("backbone == 'm2'").Agreement.isna().all()
+    assert frame.query("backbone == 'm1'").Agreement.notna().all()
