@@ -1,0 +1,592 @@
+"""Algorithm 1 of paper 3 (Chen, Liu, Avci, Wu, Liang & Jha, "Detecting Errors and Estimating Accuracy on Unlabeled
+Data with Self-training Ensembles", NeurIPS 2021) with its two ensemble methods T_RI and T_RM.
+
+Algorithm 1 (Section 6): start with R = ∅; for t = 1..T train an ensemble {h_i}_{i=1..N} = T(D, U_X, R), take the
+hard majority vote ỹ_x (ties go to the lowest class, as ``argmax`` does in the authors' code) and set
+R = {(x, ỹ_x) : x ∈ U_X, ỹ_x ≠ f(x)} -- R is rebuilt from the current disagreements every round.  Output: the
+flagged points R_X and the estimated accuracy |U_X \\ R_X| / |U_X| = 1 − |R| / |U|.
+
+T_RI (Algorithm 2): N members pre-trained on D from different random initialisations; every round each member is
+re-loaded from its pre-trained state and fine-tuned for one epoch on D ∪ R with loss
+E_D[ℓ] + γ·E_R[ℓ] (eq. 3), implemented with per-sample weights 1 (D) and γ (R) in one shuffled pass.
+
+T_RM (Algorithm 3): a DANN h_0 pre-trained on D and U_X; every round it is re-loaded and fine-tuned for N epochs
+with eq. 4 (class loss on D, γ-weighted class loss on R, DANN domain loss on D and U_X with α = α_max, no domain
+loss on the pseudo-labelled copies) and the N end-of-epoch snapshots form the ensemble.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from helpers.errors import InputValidationError
+from helpers.estimators.base import Estimate
+from helpers.models.dann import IGNORE_LABEL, DANNLoss
+from helpers.training import fit, predict
+
+__all__ = [
+    "majority_vote",
+    "disagreement_mask",
+    "RoundRecord",
+    "SelfTrainingResult",
+    "self_training",
+    "weighted_training_set",
+    "dann_training_set",
+    "train_supervised",
+    "train_dann",
+    "RandomInitEnsemble",
+    "RepresentationMatchingEnsemble",
+]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# votes and the loop
+# ----------------------------------------------------------------------------------------------------------------
+def _check_labels(a: Any, name: str, *, ndim: int) -> np.ndarray:
+    arr = np.asarray(a)
+    if arr.ndim != ndim or arr.size == 0:
+        raise InputValidationError(
+            f"{name}: expected a non-empty {ndim}-D integer array, got shape {arr.shape}"
+        )
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise InputValidationError(f"{name}: expected integer class labels, got dtype {arr.dtype}")
+    if arr.min() < 0:
+        raise InputValidationError(f"{name}: class labels must be non-negative")
+    return arr.astype(np.int64, copy=False)
+
+
+def majority_vote(member_predictions: np.ndarray, *, num_classes: int | None = None) -> np.ndarray:
+    """Hard majority vote ỹ_x = argmax_j Σ_i 1[h_i(x) = j] (Algorithm 1, line 4); ties go to the lowest class.
+
+    Parameters
+    ----------
+    member_predictions : numpy.ndarray of int, shape (N, n)
+        Predicted class of each of the N members on each of the n points.
+    num_classes : int, optional
+        Number of classes K (default: largest label + 1).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n,)
+    """
+    preds = _check_labels(member_predictions, "member_predictions", ndim=2)
+    k = int(num_classes) if num_classes is not None else int(preds.max()) + 1
+    if preds.max() >= k:
+        raise InputValidationError(f"member_predictions: label {preds.max()} with num_classes={k}")
+    counts = np.zeros((preds.shape[1], k), dtype=np.int64)
+    for row in preds:
+        counts[np.arange(preds.shape[1]), row] += 1
+    return counts.argmax(axis=1)  # first maximum = lowest class
+
+
+def disagreement_mask(votes: np.ndarray, predictions: np.ndarray) -> np.ndarray:
+    """R_X as a boolean mask: points where the ensemble's vote differs from f's prediction (Algorithm 1, line 5)."""
+    v = _check_labels(votes, "votes", ndim=1)
+    p = _check_labels(predictions, "predictions", ndim=1)
+    if v.shape != p.shape:
+        raise InputValidationError(f"votes and predictions differ in length: {v.shape} vs {p.shape}")
+    return v != p
+
+
+@dataclass
+class RoundRecord:
+    """One iteration of Algorithm 1.
+
+    Attributes
+    ----------
+    member_predictions : numpy.ndarray, shape (N, n)
+        Hard predictions of the ensemble trained in this round.
+    vote : numpy.ndarray, shape (n,)
+        Their majority vote.
+    trained_on : numpy.ndarray of bool, shape (n,)
+        The pseudo-labelled set R the ensemble was trained with (empty in the first round).
+    errors : numpy.ndarray of bool, shape (n,)
+        The new R_X (vote ≠ f).
+    """
+
+    member_predictions: np.ndarray
+    vote: np.ndarray
+    trained_on: np.ndarray
+    errors: np.ndarray
+
+    @property
+    def estimated_accuracy(self) -> float:
+        """1 − |R_X| / |U_X| after this round."""
+        return 1.0 - float(self.errors.mean())
+
+
+@dataclass
+class SelfTrainingResult:
+    """Output of :func:`self_training`: the final R_X, the estimate and every round."""
+
+    errors: np.ndarray
+    estimated_accuracy: float
+    rounds: list[RoundRecord] = field(default_factory=list)
+
+    def to_estimate(self, method: str = "self_training") -> Estimate:
+        """The project's :class:`~helpers.estimators.base.Estimate` (accuracy = 1 − |R|/|U|)."""
+        return Estimate(
+            method=method,
+            accuracy=self.estimated_accuracy,
+            n=int(self.errors.size),
+            details={
+                "rounds": len(self.rounds),
+                "members": int(self.rounds[-1].member_predictions.shape[0]) if self.rounds else 0,
+                "per_round_accuracy": [r.estimated_accuracy for r in self.rounds],
+            },
+        )
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Stacked arrays for :func:`helpers.cache.cached_arrays` (members (T, N, n), trained_on/errors (T, n))."""
+        return {
+            "members": np.stack([r.member_predictions for r in self.rounds]),
+            "trained_on": np.stack([r.trained_on for r in self.rounds]),
+        }
+
+    @classmethod
+    def from_arrays(
+        cls, arrays: dict[str, np.ndarray], *, predictions: np.ndarray, num_classes: int | None = None
+    ) -> SelfTrainingResult:
+        """Rebuild a result from :meth:`to_arrays` output and f's predictions."""
+        rounds = []
+        for members, trained in zip(arrays["members"], arrays["trained_on"], strict=True):
+            vote = majority_vote(members, num_classes=num_classes)
+            rounds.append(
+                RoundRecord(members, vote, trained.astype(bool), disagreement_mask(vote, predictions))
+            )
+        return cls(rounds[-1].errors, rounds[-1].estimated_accuracy, rounds)
+
+    def truncated(self, rounds: int) -> SelfTrainingResult:
+        """The result Algorithm 1 would have returned with T = ``rounds`` (round t never depends on later ones)."""
+        if not 1 <= rounds <= len(self.rounds):
+            raise InputValidationError(f"rounds: expected 1..{len(self.rounds)}, got {rounds}")
+        kept = self.rounds[:rounds]
+        return SelfTrainingResult(kept[-1].errors, kept[-1].estimated_accuracy, kept)
+
+
+EnsembleFn = Callable[[int, np.ndarray, np.ndarray], np.ndarray]
+
+
+def self_training(
+    *,
+    predictions: np.ndarray,
+    train_ensemble: EnsembleFn,
+    rounds: int = 5,
+    num_classes: int | None = None,
+    progress: bool = False,
+) -> SelfTrainingResult:
+    """Run Algorithm 1 of paper 3.
+
+    Parameters
+    ----------
+    predictions : numpy.ndarray of int, shape (n,)
+        f's predicted classes on the unlabelled target set U_X.
+    train_ensemble : callable(round, pseudo_index, pseudo_labels) -> numpy.ndarray (N, n)
+        The ensemble method T(D, U_X, R): given the 0-based round, the indices of the points in R and their
+        pseudo-labels, train an ensemble and return its members' hard predictions on all of U_X
+        (:class:`RandomInitEnsemble`, :class:`RepresentationMatchingEnsemble`).
+    rounds : int, default 5
+        T, the number of self-training iterations (T = 1: no self-training).
+    num_classes : int, optional
+    progress : bool, default False
+
+    Returns
+    -------
+    SelfTrainingResult
+    """
+    from tqdm.auto import tqdm
+
+    f_pred = _check_labels(predictions, "predictions", ndim=1)
+    if int(rounds) < 1:
+        raise InputValidationError(f"rounds: expected T ≥ 1, got {rounds}")
+    n = f_pred.size
+    r_mask = np.zeros(n, dtype=bool)
+    pseudo = np.zeros(n, dtype=np.int64)
+    records: list[RoundRecord] = []
+    for t in tqdm(range(int(rounds)), disable=not progress, desc="self-training", leave=False):
+        idx = np.flatnonzero(r_mask)
+        members = _check_labels(train_ensemble(t, idx, pseudo[idx].copy()), "train_ensemble output", ndim=2)
+        if members.shape[1] != n:
+            raise InputValidationError(
+                f"train_ensemble returned predictions for {members.shape[1]} points, expected {n}"
+            )
+        vote = majority_vote(members, num_classes=num_classes)
+        new_r = disagreement_mask(vote, f_pred)
+        records.append(RoundRecord(members, vote, r_mask.copy(), new_r))
+        r_mask, pseudo = new_r, vote
+    return SelfTrainingResult(r_mask, 1.0 - float(r_mask.mean()), records)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# training sets
+# ----------------------------------------------------------------------------------------------------------------
+def _check_pseudo(
+    x_target: np.ndarray, index: np.ndarray, labels: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    idx = np.asarray(index, dtype=np.int64).reshape(-1)
+    lab = np.asarray(labels, dtype=np.int64).reshape(-1)
+    if idx.shape != lab.shape:
+        raise InputValidationError(
+            f"pseudo_index and pseudo_labels differ in length: {idx.shape} vs {lab.shape}"
+        )
+    if idx.size and (idx.min() < 0 or idx.max() >= len(x_target)):
+        raise InputValidationError(f"pseudo_index: indices must lie in [0, {len(x_target)})")
+    return idx, lab
+
+
+def weighted_training_set(
+    x_source: np.ndarray,
+    y_source: np.ndarray,
+    x_target: np.ndarray,
+    pseudo_index: np.ndarray,
+    pseudo_labels: np.ndarray,
+    *,
+    gamma: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """D ∪ R as ``(x, y, w)`` with w = 1 on D and w = γ on R (paper 3 eq. 3 via per-sample loss weights).
+
+    With :func:`helpers.training.fit` (``weight_reduction="mean"``) a batch's loss is Σ wᵢℓᵢ / B, the empirical
+    E_D[ℓ] + γ·E_R[ℓ] when D and R are sampled together as in the authors' code (appendix C.1.3).
+    """
+    if gamma < 0:
+        raise InputValidationError(f"gamma: expected γ ≥ 0, got {gamma}")
+    idx, lab = _check_pseudo(x_target, pseudo_index, pseudo_labels)
+    x = np.concatenate([np.asarray(x_source), np.asarray(x_target)[idx]])
+    y = np.concatenate([np.asarray(y_source, dtype=np.int64), lab])
+    w = np.concatenate([np.ones(len(y_source), np.float32), np.full(idx.size, gamma, np.float32)])
+    return x, y, w
+
+
+def dann_training_set(
+    x_source: np.ndarray,
+    y_source: np.ndarray,
+    x_target: np.ndarray,
+    pseudo_index: np.ndarray | None = None,
+    pseudo_labels: np.ndarray | None = None,
+    *,
+    gamma: float = 0.1,
+) -> tuple[np.ndarray, ...]:
+    """Rows ``(x, y, w, domain, domain_weight)`` for :class:`helpers.models.dann.DANNLoss` (eq. 4).
+
+    D: (y, 1, 0, 1); every target point: (ignored label, 0, 1, 1) for the domain loss; each pseudo-labelled point
+    again as (ỹ, γ, 1, 0) -- class loss weighted by γ, no domain loss (as in the authors' code).
+    """
+    xs, xt = np.asarray(x_source), np.asarray(x_target)
+    if pseudo_index is None:
+        pseudo_index, pseudo_labels = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    idx, lab = _check_pseudo(xt, pseudo_index, pseudo_labels)
+    ns, nt, nr = len(xs), len(xt), idx.size
+    x = np.concatenate([xs, xt, xt[idx]])
+    y = np.concatenate([np.asarray(y_source, np.int64), np.full(nt, IGNORE_LABEL, np.int64), lab])
+    w = np.concatenate([np.ones(ns, np.float32), np.zeros(nt, np.float32), np.full(nr, gamma, np.float32)])
+    dom = np.concatenate([np.zeros(ns, np.int64), np.ones(nt + nr, np.int64)])
+    dw = np.concatenate([np.ones(ns + nt, np.float32), np.zeros(nr, np.float32)])
+    return x, y, w, dom, dw
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# training helpers (seeded, checkpointed)
+# ----------------------------------------------------------------------------------------------------------------
+def _build(model_factory: Callable[[], nn.Module], seed: int) -> nn.Module:
+    torch.manual_seed(int(seed))  # the initialisation depends on the seed only
+    return model_factory()
+
+
+def _cpu_state(model: nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
+def train_supervised(
+    model_factory: Callable[[], nn.Module],
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    epochs: int,
+    batch_size: int = 64,
+    lr: float = 1e-3,
+    seed: int = 0,
+    checkpoint_dir: str | Path | None = None,
+    progress: bool = False,
+) -> nn.Module:
+    """Build ``model_factory()`` under ``seed`` and train it on (x, y) with cross-entropy and Adam.
+
+    With ``checkpoint_dir`` a finished run is re-loaded instead of retrained (:func:`helpers.training.fit`).
+    """
+    model = _build(model_factory, seed)
+    fit(
+        model,
+        (x, np.asarray(y, np.int64)),
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        seed=seed,
+        checkpoint_dir=checkpoint_dir,
+        progress=progress,
+    )
+    return model.eval()
+
+
+def train_dann(
+    model_factory: Callable[[], nn.Module],
+    x_source: np.ndarray,
+    y_source: np.ndarray,
+    x_target: np.ndarray,
+    *,
+    epochs: int,
+    batch_size: int = 64,
+    lr: float = 1e-3,
+    seed: int = 0,
+    checkpoint_dir: str | Path | None = None,
+    progress: bool = False,
+) -> nn.Module:
+    """DANN training on labelled D and unlabelled U_X with α(p) = (2/(1+e^{−10p}) − 1)·α_max (appendix C.1.4)."""
+    model = _build(model_factory, seed)
+    fit(
+        model,
+        dann_training_set(x_source, y_source, x_target),
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        seed=seed,
+        compute_loss=DANNLoss(schedule=True),
+        checkpoint_dir=checkpoint_dir,
+        progress=progress,
+    )
+    return model.eval()
+
+
+def _hard(model: nn.Module, x: np.ndarray, batch_size: int = 512) -> np.ndarray:
+    return predict(model, x, batch_size=batch_size).argmax(1).astype(np.int64)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the two ensemble methods
+# ----------------------------------------------------------------------------------------------------------------
+class RandomInitEnsemble:
+    """T_RI (paper 3, Algorithm 2): members pre-trained on D, re-loaded every round, fine-tuned 1 epoch on D ∪ R.
+
+    Parameters
+    ----------
+    model_factory : callable() -> nn.Module
+        Builds one member (the paper uses the DANN-arch, trained here without its domain branch).
+    x_source, y_source : arrays
+        D.
+    x_target : array
+        U_X.
+    num_models : int
+        N.
+    gamma : float, default 0.1
+        Weight of the pseudo-labelled loss term (eq. 3).
+    pretrain_epochs : int
+        Epochs of supervised pre-training on D.
+    finetune_epochs : int, default 1
+        Epochs of fine-tuning per round (the paper: one).
+    batch_size, lr, seed :
+        Training settings; member i is initialised with ``seed + i`` (pass the seeds of an existing pool to share
+        it, e.g. with an Ens Avg Conf ensemble of the same architecture).
+    checkpoint_dir : path, optional
+        Member i's pre-training is checkpointed in ``checkpoint_dir / f"member{i}"``.
+    pretrained : list of nn.Module, optional
+        Already pre-trained members (skips pre-training).
+    """
+
+    def __init__(
+        self,
+        *,
+        model_factory: Callable[[], nn.Module],
+        x_source: np.ndarray,
+        y_source: np.ndarray,
+        x_target: np.ndarray,
+        num_models: int = 5,
+        gamma: float = 0.1,
+        pretrain_epochs: int = 10,
+        finetune_epochs: int = 1,
+        batch_size: int = 64,
+        lr: float = 1e-3,
+        seed: int = 0,
+        checkpoint_dir: str | Path | None = None,
+        pretrained: list[nn.Module] | None = None,
+        progress: bool = False,
+    ):
+        if num_models < 1:
+            raise InputValidationError(f"num_models: expected N ≥ 1, got {num_models}")
+        if gamma < 0:
+            raise InputValidationError(f"gamma: expected γ ≥ 0, got {gamma}")
+        self.model_factory = model_factory
+        self.x_source, self.y_source, self.x_target = x_source, np.asarray(y_source, np.int64), x_target
+        self.num_models, self.gamma = int(num_models), float(gamma)
+        self.pretrain_epochs, self.finetune_epochs = int(pretrain_epochs), int(finetune_epochs)
+        self.batch_size, self.lr, self.seed = int(batch_size), float(lr), int(seed)
+        self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
+        self.progress = progress
+        if pretrained is not None:
+            if len(pretrained) < self.num_models:
+                raise InputValidationError(f"pretrained: {len(pretrained)} models for N = {self.num_models}")
+            self.pretrained_states_ = [_cpu_state(m) for m in pretrained[: self.num_models]]
+        self.loads_ = 0  # how many times a member was re-loaded from its pre-trained state
+
+    def pretrain(self) -> RandomInitEnsemble:
+        """Pre-train the N members on D (Algorithm 2, line 1); checkpointed when ``checkpoint_dir`` is set."""
+        self.pretrained_states_ = [
+            _cpu_state(
+                train_supervised(
+                    self.model_factory,
+                    self.x_source,
+                    self.y_source,
+                    epochs=self.pretrain_epochs,
+                    batch_size=self.batch_size,
+                    lr=self.lr,
+                    seed=self.seed + i,
+                    progress=self.progress,
+                    checkpoint_dir=self.checkpoint_dir / f"member{i}" if self.checkpoint_dir else None,
+                )
+            )
+            for i in range(self.num_models)
+        ]
+        return self
+
+    def member(self, i: int) -> nn.Module:
+        """A fresh copy of member i in its pre-trained state."""
+        if not hasattr(self, "pretrained_states_"):
+            self.pretrain()
+        model = self.model_factory()
+        model.load_state_dict(copy.deepcopy(self.pretrained_states_[i]))
+        self.loads_ += 1
+        return model
+
+    def __call__(self, round_index: int, pseudo_index: np.ndarray, pseudo_labels: np.ndarray) -> np.ndarray:
+        """Members' predictions on U_X after fine-tuning on D ∪ R (eq. 3), shape (N, n)."""
+        data = weighted_training_set(
+            self.x_source, self.y_source, self.x_target, pseudo_index, pseudo_labels, gamma=self.gamma
+        )
+        out = []
+        for i in range(self.num_models):
+            model = self.member(i)
+            fit(
+                model,
+                data,
+                epochs=self.finetune_epochs,
+                batch_size=self.batch_size,
+                lr=self.lr,
+                seed=self.seed + 1000 * (round_index + 1) + i,
+                progress=False,
+            )
+            out.append(_hard(model, self.x_target))
+        return np.stack(out)
+
+
+class RepresentationMatchingEnsemble:
+    """T_RM (paper 3, Algorithm 3): N epoch snapshots of a DANN re-loaded from h_0 and fine-tuned every round.
+
+    Parameters
+    ----------
+    model_factory : callable() -> helpers.models.dann.DANN
+    x_source, y_source, x_target : arrays
+        D and U_X.
+    num_models : int
+        N, the number of fine-tuning epochs (= snapshots) per round.
+    gamma : float, default 0.1
+    pretrain_epochs : int
+        Epochs of DANN pre-training of h_0 on D and U_X (α ramped from 0 to α_max).
+    batch_size, lr, seed, checkpoint_dir :
+        As in :class:`RandomInitEnsemble`; h_0 is checkpointed in ``checkpoint_dir / "h0"``.
+    pretrained : nn.Module, optional
+        An already trained h_0 (e.g. shared with :class:`~helpers.selftraining.baselines.ProxyRisk`).
+
+    Fine-tuning keeps α = α_max (appendix C.1.4) via ``DANNLoss(schedule=False)``.
+    """
+
+    def __init__(
+        self,
+        *,
+        model_factory: Callable[[], nn.Module],
+        x_source: np.ndarray,
+        y_source: np.ndarray,
+        x_target: np.ndarray,
+        num_models: int = 5,
+        gamma: float = 0.1,
+        pretrain_epochs: int = 10,
+        batch_size: int = 64,
+        lr: float = 1e-3,
+        seed: int = 0,
+        checkpoint_dir: str | Path | None = None,
+        pretrained: nn.Module | None = None,
+        progress: bool = False,
+    ):
+        if num_models < 1:
+            raise InputValidationError(f"num_models: expected N ≥ 1, got {num_models}")
+        if gamma < 0:
+            raise InputValidationError(f"gamma: expected γ ≥ 0, got {gamma}")
+        self.model_factory = model_factory
+        self.x_source, self.y_source, self.x_target = x_source, np.asarray(y_source, np.int64), x_target
+        self.num_models, self.gamma, self.pretrain_epochs = (
+            int(num_models),
+            float(gamma),
+            int(pretrain_epochs),
+        )
+        self.batch_size, self.lr, self.seed = int(batch_size), float(lr), int(seed)
+        self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
+        self.progress = progress
+        if pretrained is not None:
+            self.pretrained_state_ = _cpu_state(pretrained)
+        self.loads_ = 0
+
+    def pretrain(self) -> RepresentationMatchingEnsemble:
+        """Train h_0 with DANN on D and U_X."""
+        h0 = train_dann(
+            self.model_factory,
+            self.x_source,
+            self.y_source,
+            self.x_target,
+            epochs=self.pretrain_epochs,
+            batch_size=self.batch_size,
+            lr=self.lr,
+            seed=self.seed,
+            checkpoint_dir=self.checkpoint_dir / "h0" if self.checkpoint_dir else None,
+            progress=self.progress,
+        )
+        self.pretrained_state_ = _cpu_state(h0)
+        return self
+
+    def initial_model(self) -> nn.Module:
+        """A fresh copy of h_0."""
+        if not hasattr(self, "pretrained_state_"):
+            self.pretrain()
+        model = self.model_factory()
+        model.load_state_dict(copy.deepcopy(self.pretrained_state_))
+        self.loads_ += 1
+        return model
+
+    def __call__(self, round_index: int, pseudo_index: np.ndarray, pseudo_labels: np.ndarray) -> np.ndarray:
+        """Predictions on U_X of the N end-of-epoch snapshots, shape (N, n)."""
+        data = dann_training_set(
+            self.x_source, self.y_source, self.x_target, pseudo_index, pseudo_labels, gamma=self.gamma
+        )
+        model = self.initial_model()
+        steps_per_epoch = -(-len(data[0]) // self.batch_size)
+        snapshots: list[np.ndarray] = []
+
+        def at_epoch_end(info) -> None:
+            if info.batch_in_epoch == steps_per_epoch:
+                snapshots.append(_hard(info.model, self.x_target))
+
+        fit(
+            model,
+            data,
+            epochs=self.num_models,
+            batch_size=self.batch_size,
+            lr=self.lr,
+            seed=self.seed + 1000 * (round_index + 1),
+            compute_loss=DANNLoss(schedule=False),
+            callback=at_epoch_end,
+            progress=False,
+        )
+        return np.stack(snapshots)
