@@ -1,0 +1,78 @@
+"""A tiny from-scratch Transformer classifier for word-level text and text pairs (paper 4 suites on CPU).
+
+Token embedding (``self.embedding``, the layer Integrated Gradients attributes to) + learned position and
+segment embeddings → ``num_layers`` pre-norm Transformer encoder layers (Vaswani et al. 2017) → mean pooling over
+non-padding tokens → linear head.  Padding id is 0.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from helpers.errors import InputValidationError
+
+__all__ = ["TinyTransformer", "segments_from_sep"]
+
+
+def segments_from_sep(ids: torch.Tensor, sep_id: int) -> torch.Tensor:
+    """Segment ids from a separator: 0 up to and including the first ``sep_id``, 1 after it."""
+    is_sep = (ids == sep_id).long()
+    return ((torch.cumsum(is_sep, dim=1) - is_sep) > 0).long()
+
+
+class TinyTransformer(nn.Module):
+    """Small Transformer encoder classifier.
+
+    Parameters
+    ----------
+    vocab_size : int
+    num_classes : int, default 2
+    dim, heads, num_layers, ff : int
+        Width, attention heads, layers and feed-forward width.
+    max_len : int, default 64
+    sep_id : int, optional
+        When given and ``segments`` is not passed, segments are derived from the first separator.
+    dropout : float, default 0.1
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        num_classes: int = 2,
+        *,
+        dim: int = 64,
+        heads: int = 4,
+        num_layers: int = 2,
+        ff: int = 128,
+        max_len: int = 64,
+        sep_id: int | None = None,
+        dropout: float = 0.1,
+    ):
+        super().__init__()
+        if dim % heads:
+            raise InputValidationError(f"dim ({dim}) must be divisible by heads ({heads})")
+        self.embedding = nn.Embedding(vocab_size, dim, padding_idx=0)
+        self.position = nn.Embedding(max_len, dim)
+        self.segment = nn.Embedding(2, dim)
+        layer = nn.TransformerEncoderLayer(dim, heads, ff, dropout, batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(dim)
+        self.classifier = nn.Linear(dim, num_classes)
+        self.max_len, self.sep_id = max_len, sep_id
+
+    def forward(self, ids: torch.Tensor, segments: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits ``(N, num_classes)`` for padded ids ``(N, T)``."""
+        if ids.shape[1] > self.max_len:
+            ids = ids[:, : self.max_len]
+            segments = None if segments is None else segments[:, : self.max_len]
+        if segments is None:
+            segments = (
+                segments_from_sep(ids, self.sep_id) if self.sep_id is not None else torch.zeros_like(ids)
+            )
+        pad = ids == 0
+        pos = torch.arange(ids.shape[1], device=ids.device)[None, :]
+        h = self.embedding(ids) + self.position(pos) + self.segment(segments.clamp(0, 1))
+        h = self.norm(self.encoder(h, src_key_padding_mask=pad))
+        keep = (~pad).unsqueeze(-1).float()
+        return self.classifier((h * keep).sum(1) / keep.sum(1).clamp(min=1.0))

@@ -1,0 +1,104 @@
+"""Bootstrap pairwise ranking evaluation (paper 4, Appendix B) on cases with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers.attribution import (
+    baseline_scores,
+    bootstrap_indices,
+    guess_accuracy,
+    pairwise_ranking_accuracy,
+    ranking_table,
+)
+from helpers.errors import InputValidationError, UnknownNameError
+
+
+def test_perfect_and_reversed_scores():
+    acc = [0.9, 0.5, 0.7]
+    scores = np.array([[3.0] * 20, [1.0] * 20, [2.0] * 20])
+    r = pairwise_ranking_accuracy(scores, acc)
+    assert r.accuracy == 1.0 and len(r.pairs) == 3 and (r.pairs.accuracy == 1.0).all()
+    assert pairwise_ranking_accuracy(scores, acc, higher_is_better=False).accuracy == 0.0
+
+
+def test_ties_count_half_or_fail():
+    scores = np.ones((2, 30))
+    assert pairwise_ranking_accuracy(scores, [0.8, 0.6]).accuracy == 0.5
+    assert pairwise_ranking_accuracy(scores, [0.8, 0.6], ties="fail").accuracy == 0.0
+
+
+def test_known_bootstrap_probability():
+    """Model A correct on all examples, model B on a fraction q: P(A ranked above B | 10 draws) = 1 − q^10
+    (ties = B also all correct, counted half): accuracy = 1 − q^10 / 2."""
+    n, k = 100, 80
+    a = np.ones(n)
+    b = np.r_[np.ones(k), np.zeros(n - k)]
+    r = pairwise_ranking_accuracy(np.vstack([a, b]), [1.0, 0.8], n_boot=20000, size=10, seed=1)
+    assert r.accuracy == pytest.approx(1 - 0.8**10 / 2, abs=0.01)
+
+
+def test_equal_true_accuracy_pairs_are_skipped():
+    r = pairwise_ranking_accuracy(np.random.default_rng(0).random((3, 10)), [0.5, 0.5, 0.7])
+    assert len(r.pairs) == 2
+    assert np.isnan(pairwise_ranking_accuracy(np.ones((2, 5)), [0.5, 0.5]).accuracy)
+
+
+def test_bootstrap_indices_deterministic():
+    a = bootstrap_indices(50, n_boot=500, size=10, seed=3)
+    assert a.shape == (500, 10) and a.min() >= 0 and a.max() < 50
+    assert np.array_equal(a, bootstrap_indices(50, n_boot=500, size=10, seed=3))
+
+
+def test_baselines():
+    probs = np.array([[[0.9, 0.1], [0.2, 0.8]], [[0.4, 0.6], [0.3, 0.7]]])
+    y = [0, 0]
+    acc, hib = baseline_scores("ACC", probs=probs, labels=y)
+    assert hib and acc.tolist() == [[1, 0], [0, 0]]
+    np.testing.assert_allclose(baseline_scores("CONF", probs=probs, labels=y)[0], [[0.9, 0.8], [0.6, 0.7]])
+    np.testing.assert_allclose(baseline_scores("CONF-GT", probs=probs, labels=y)[0], [[0.9, 0.2], [0.4, 0.3]])
+    rnd = baseline_scores("RANDOM", probs=probs, labels=y, seed=0)[0]
+    assert rnd.shape == (2, 2)
+    with pytest.raises(UnknownNameError):
+        baseline_scores("NOPE", probs=probs, labels=y)
+    with pytest.raises(InputValidationError):
+        baseline_scores("ACC", probs=probs, labels=[0, 0, 1])
+
+
+def test_random_baseline_near_half():
+    acc = np.linspace(0.5, 0.9, 5)
+    probs = np.full((5, 200, 2), 0.5)
+    accs = []
+    for seed in range(20):  # one seed's population carries a small fixed bias; its expectation is 1/2
+        scores, hib = baseline_scores("RANDOM", probs=probs, labels=np.zeros(200, int), seed=seed)
+        accs.append(pairwise_ranking_accuracy(scores, acc, higher_is_better=hib, seed=seed).accuracy)
+    assert np.mean(accs) == pytest.approx(0.5, abs=0.03)
+
+
+def test_guess():
+    assert guess_accuracy([0.9, 0.5, 0.7], best=0) == pytest.approx(2.5 / 3)
+    assert guess_accuracy([0.9, 0.5, 0.7], best=1) == pytest.approx(0.5 / 3)
+    assert guess_accuracy([0.9, 0.8, 0.7, 0.6], best=0) == pytest.approx(4.5 / 6)
+    with pytest.raises(InputValidationError):
+        guess_accuracy([0.9, 0.5], best=2)
+
+
+def test_ranking_table_shares_samples():
+    acc = [0.9, 0.6]
+    s = np.random.default_rng(0).random((2, 40))
+    summary, pairs = ranking_table({"A": (s, True), "B": (s, True), "C": (s, False)}, acc)
+    a, b, c = summary.accuracy
+    assert a == b and a + c == pytest.approx(1.0)
+    assert set(pairs.method) == {"A", "B", "C"}
+
+
+def test_bad_input():
+    with pytest.raises(InputValidationError):
+        pairwise_ranking_accuracy(np.ones((1, 5)), [0.5])
+    with pytest.raises(InputValidationError):
+        pairwise_ranking_accuracy(np.ones((2, 5)), [0.5])
+    with pytest.raises(InputValidationError):
+        pairwise_ranking_accuracy(np.ones((2, 5)), [0.5, 0.6], ties="coin")
+    with pytest.raises(InputValidationError):
+        ranking_table({"A": (np.ones((2, 5)), True), "B": (np.ones((2, 6)), True)}, [0.5, 0.6])

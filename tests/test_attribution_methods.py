@@ -1,0 +1,145 @@
+"""Attribution methods on tiny models: completeness / efficiency, pair segments, batching invariance, cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from helpers.attribution import ATTRIBUTION_COLUMNS, TinyTransformer, WordTokenizer, attribute
+from helpers.attribution.tiny import segments_from_sep
+from helpers.errors import InputValidationError
+from helpers.models.text import Vocab
+
+WORDS = ["<pad>", "<unk>", "<sep>", "the", "cat", "sat", "on", "mat", "dog", "ran"]
+
+
+@pytest.fixture(scope="module")
+def vocab():
+    return Vocab(WORDS)
+
+
+class Linear(nn.Module):
+    """logit_c = Σ_t W[w_t, c]: every method should recover W[w_t, c] - W[unk, c] for the logit."""
+
+    def __init__(self, n: int):
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+        self.embedding = nn.Embedding(n, 2, padding_idx=0)
+        with torch.no_grad():
+            self.embedding.weight.copy_(torch.randn(n, 2, generator=g))
+            self.embedding.weight[0] = 0
+
+    def forward(self, ids):
+        return self.embedding(ids).sum(1)
+
+
+@pytest.fixture(scope="module")
+def tiny(vocab):
+    torch.manual_seed(0)
+    return TinyTransformer(len(vocab), sep_id=2, dropout=0.0, dim=16, heads=2, num_layers=1, ff=32)
+
+
+PAIRS = [("the cat sat", "the dog ran on the mat"), ("cat", "dog"), ("the mat", "the cat sat on the mat")]
+
+
+def _fwd(m):
+    return lambda ids, seg, mask: m(ids, seg)
+
+
+def test_frame_columns_and_segments(vocab, tiny):
+    f = attribute(tiny, WordTokenizer(vocab), PAIRS, method="ig", forward=_fwd(tiny), n_steps=8, cache=False)
+    assert list(f.columns) == ATTRIBUTION_COLUMNS
+    ex0 = f[f.example == 0]
+    assert ex0.token.tolist() == ["the", "cat", "sat", "<sep>", "the", "dog", "ran", "on", "the", "mat"]
+    assert ex0.segment.tolist() == [0, 0, 0, 0, 1, 1, 1, 1, 1, 1]
+    assert ex0.special.tolist() == [False, False, False, True] + [False] * 6
+    assert f.attrs["probs"].shape == (3, 2)
+    assert (f.groupby("example").target.first().to_numpy() == f.attrs["probs"].argmax(1)).all()
+
+
+def test_ig_completeness(vocab, tiny):
+    """Σ_t a_t ≈ f(x) − f(baseline) for the explained class probability (IG completeness)."""
+    tok = WordTokenizer(vocab)
+    f = attribute(tiny, tok, PAIRS, method="ig", forward=_fwd(tiny), n_steps=64, cache=False)
+    tiny.eval()
+    for i, pair in enumerate(PAIRS):
+        e = tok.encode(pair)
+        ids = torch.tensor([e.ids])
+        seg = torch.tensor([e.segments])
+        base = torch.full_like(ids, tok.mask_id)
+        with torch.no_grad():
+            t = int(f[f.example == i].target.iloc[0])
+            gap = (torch.softmax(tiny(ids, seg), -1) - torch.softmax(tiny(base, seg), -1))[0, t].item()
+        assert f[f.example == i].score.sum() == pytest.approx(gap, abs=2e-3)
+    assert np.all(np.abs(f.attrs["delta"]) < 2e-3)
+
+
+@pytest.mark.parametrize("method", ["ig", "shap", "lime"])
+def test_linear_model_recovers_weights(vocab, method):
+    """On an additive model explained in logit space every method returns W[w_t, c] − W[mask, c]."""
+    m = Linear(len(vocab))
+    tok = WordTokenizer(vocab)
+    texts = ["the cat sat on the mat", "dog ran on the mat"]  # LIME needs > 2 words (it always drops ≥ 1)
+    f = attribute(
+        m, tok, texts, method=method, output="logit", target=[1, 0], n_steps=4, n_samples=300, cache=False
+    )
+    W = m.embedding.weight.detach().numpy()
+    for i, text in enumerate(texts):
+        ids = tok.encode(text).ids
+        c = [1, 0][i]
+        expected = W[ids, c] - W[tok.mask_id, c]
+        got = f[f.example == i].score.to_numpy()
+        if method == "lime":  # LIME's ridge (alpha=1) shrinks the weights a little
+            np.testing.assert_allclose(got, expected, rtol=0.1, atol=1e-2)
+        else:
+            np.testing.assert_allclose(got, expected, atol=1e-3)
+
+
+@pytest.mark.parametrize("method", ["ig", "shap", "lime"])
+def test_batch_size_does_not_change_result(vocab, tiny, method):
+    tok = WordTokenizer(vocab)
+    kw = dict(method=method, forward=_fwd(tiny), n_steps=8, n_samples=60, cache=False)
+    a = attribute(tiny, tok, PAIRS, batch_size=1, **kw)
+    b = attribute(tiny, tok, PAIRS, batch_size=16, **kw)
+    np.testing.assert_allclose(a.score.to_numpy(), b.score.to_numpy(), atol=1e-5)
+
+
+def test_shap_efficiency(vocab, tiny):
+    """KernelSHAP with the all-masked background: Σ φ = f(x) − f(all masked)."""
+    tok = WordTokenizer(vocab)
+    f = attribute(tiny, tok, PAIRS[1:2], method="shap", forward=_fwd(tiny), n_samples=64, cache=False)
+    e = tok.encode(PAIRS[1])
+    ids, seg = torch.tensor([e.ids]), torch.tensor([e.segments])
+    with torch.no_grad():
+        t = int(f.target.iloc[0])
+        gap = (torch.softmax(tiny(ids, seg), -1) - torch.softmax(tiny(torch.full_like(ids, 1), seg), -1))[
+            0, t
+        ]
+    assert f.score.sum() == pytest.approx(gap.item(), abs=1e-4)
+
+
+def test_cache_roundtrip(vocab, tiny):
+    tok = WordTokenizer(vocab)
+    kw = dict(method="lime", forward=_fwd(tiny), n_samples=40, model_name="m1")
+    a = attribute(tiny, tok, PAIRS, **kw)
+    b = attribute(tiny, tok, PAIRS, **kw)
+    assert a.equals(b) and (b.model == "m1").all()
+
+
+def test_bad_input(vocab, tiny):
+    tok = WordTokenizer(vocab)
+    with pytest.raises(InputValidationError):
+        attribute(tiny, tok, PAIRS, method="gradcam", cache=False)
+    with pytest.raises(InputValidationError):
+        attribute(tiny, tok, [], method="ig", cache=False)
+    with pytest.raises(InputValidationError):
+        attribute(tiny, tok, PAIRS, method="ig", target=[0], cache=False)
+    with pytest.raises(InputValidationError):
+        attribute(tiny, Vocab(["<pad>", "<unk>", "a"]), [("a", "a")], method="ig", cache=False)
+
+
+def test_segments_from_sep():
+    ids = torch.tensor([[3, 4, 2, 5, 6, 0], [2, 3, 0, 0, 0, 0]])
+    assert segments_from_sep(ids, 2).tolist() == [[0, 0, 0, 1, 1, 1], [0, 1, 1, 1, 1, 1]]
