@@ -295,6 +295,15 @@ def dann_training_set(
 # ----------------------------------------------------------------------------------------------------------------
 # training helpers (seeded, checkpointed)
 # ----------------------------------------------------------------------------------------------------------------
+def _drop_last(n: int, batch_size: int) -> bool:
+    """Drop a final batch of one example (batch normalisation cannot train on it)."""
+    return n % batch_size == 1
+
+
+def _steps_per_epoch(n: int, batch_size: int) -> int:
+    return n // batch_size if _drop_last(n, batch_size) else -(-n // batch_size)
+
+
 def _build(model_factory: Callable[[], nn.Module], seed: int) -> nn.Module:
     torch.manual_seed(int(seed))  # the initialisation depends on the seed only
     return model_factory()
@@ -326,6 +335,7 @@ def train_supervised(
         (x, np.asarray(y, np.int64)),
         epochs=epochs,
         batch_size=batch_size,
+        drop_last=_drop_last(len(x), batch_size),
         lr=lr,
         seed=seed,
         checkpoint_dir=checkpoint_dir,
@@ -349,11 +359,13 @@ def train_dann(
 ) -> nn.Module:
     """DANN training on labelled D and unlabelled U_X with α(p) = (2/(1+e^{−10p}) − 1)·α_max (appendix C.1.4)."""
     model = _build(model_factory, seed)
+    data = dann_training_set(x_source, y_source, x_target)
     fit(
         model,
-        dann_training_set(x_source, y_source, x_target),
+        data,
         epochs=epochs,
         batch_size=batch_size,
+        drop_last=_drop_last(len(data[0]), batch_size),
         lr=lr,
         seed=seed,
         compute_loss=DANNLoss(schedule=True),
@@ -475,6 +487,7 @@ class RandomInitEnsemble:
                 data,
                 epochs=self.finetune_epochs,
                 batch_size=self.batch_size,
+                drop_last=_drop_last(len(data[0]), self.batch_size),
                 lr=self.lr,
                 seed=self.seed + 1000 * (round_index + 1) + i,
                 progress=False,
@@ -571,7 +584,7 @@ class RepresentationMatchingEnsemble:
             self.x_source, self.y_source, self.x_target, pseudo_index, pseudo_labels, gamma=self.gamma
         )
         model = self.initial_model()
-        steps_per_epoch = -(-len(data[0]) // self.batch_size)
+        steps_per_epoch = _steps_per_epoch(len(data[0]), self.batch_size)
         snapshots: list[np.ndarray] = []
 
         def at_epoch_end(info) -> None:
@@ -583,6 +596,7 @@ class RepresentationMatchingEnsemble:
             data,
             epochs=self.num_models,
             batch_size=self.batch_size,
+            drop_last=_drop_last(len(data[0]), self.batch_size),
             lr=self.lr,
             seed=self.seed + 1000 * (round_index + 1),
             compute_loss=DANNLoss(schedule=False),

@@ -26,7 +26,13 @@ from torch.nn import functional as F
 from helpers.errors import InputValidationError
 from helpers.estimators.base import BaseEstimator, Estimate
 from helpers.models.dann import IGNORE_LABEL
-from helpers.selftraining.algorithm import _cpu_state, dann_training_set, train_dann
+from helpers.selftraining.algorithm import (
+    _cpu_state,
+    _drop_last,
+    _steps_per_epoch,
+    dann_training_set,
+    train_dann,
+)
 from helpers.training import fit, predict
 
 __all__ = [
@@ -239,7 +245,7 @@ class ProxyRisk(BaseEstimator):
         eps = self.eps_factor * eps0
         p_rows = np.concatenate([np.zeros((len(self.x_source_), pf.shape[1]), np.float32), pf])
         best = {"agreement": agree0, "epoch": 0, "state": _cpu_state(model), "constraint": eps0}
-        steps_per_epoch = -(-len(data[0]) // self.batch_size)
+        steps_per_epoch = _steps_per_epoch(len(data[0]), self.batch_size)
         history = []
 
         def at_epoch_end(info) -> None:
@@ -259,6 +265,7 @@ class ProxyRisk(BaseEstimator):
             (*data, p_rows),
             epochs=self.epochs,
             batch_size=self.batch_size,
+            drop_last=_drop_last(len(data[0]), self.batch_size),
             lr=self.lr,
             seed=self.seed,
             compute_loss=loss,

@@ -52,7 +52,10 @@ __all__ = [
     "pair_self_training",
     "pair_proxy_risk",
     "evaluate_pair",
+    "table1",
+    "ablation",
     "METHODS",
+    "PAPER_TABLE1",
 ]
 
 NAMESPACE = "03_self_training"
@@ -141,6 +144,10 @@ def _split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.sort(order[:cut]), np.sort(order[cut:])
 
 
+def _tfidf(vectorizer: Any, texts: Any) -> np.ndarray:
+    return vectorizer.transform(texts).toarray().astype(np.float32)
+
+
 def amazon_pairs(
     *,
     domains: Sequence[str] = ("books", "dvd", "electronics", "kitchen"),
@@ -177,19 +184,16 @@ def amazon_pairs(
         if max_target is not None and max_target < len(tgt):
             ti = np.sort(np.random.default_rng(seed + 1).choice(len(tgt), max_target, replace=False))
 
-        def feats(texts) -> np.ndarray:
-            return vec.transform(texts).toarray().astype(np.float32)
-
         out.append(
             DomainPair(
                 "amazon",
                 s,
                 t,
-                feats(src.text.iloc[tr]),
+                _tfidf(vec, src.text.iloc[tr]),
                 src.label.to_numpy()[tr],
-                feats(src.text.iloc[ho]),
+                _tfidf(vec, src.text.iloc[ho]),
                 src.label.to_numpy()[ho],
-                feats(tgt.text.iloc[ti]),
+                _tfidf(vec, tgt.text.iloc[ti]),
                 tgt.label.to_numpy()[ti],
                 2,
                 {
@@ -523,4 +527,112 @@ def evaluate_pair(
             add(m, res.estimated_accuracy, res.errors, estimate_round1=res.rounds[0].estimated_accuracy)
         else:
             raise InputValidationError(f"methods: unknown method {m!r}; expected some of {METHODS}")
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# summaries
+# --------------------------------------------------------------------------------------------------------------------
+#: Paper 3, Table 1: (category, arch of f, method) -> (MAE mean, MAE std, F1 mean, F1 std); nan where not reported
+PAPER_TABLE1: dict[tuple[str, str, str], tuple[float, float, float, float]] = {
+    ("amazon", "typical", "Avg Conf"): (0.290, 0.043, np.nan, np.nan),
+    ("amazon", "typical", "Ens Avg Conf"): (0.229, 0.038, np.nan, np.nan),
+    ("amazon", "typical", "MSP"): (np.nan, np.nan, 0.420, 0.022),
+    ("amazon", "typical", "Trust Score"): (np.nan, np.nan, 0.414, 0.024),
+    ("amazon", "typical", "Proxy Risk"): (0.021, 0.014, 0.417, 0.042),
+    ("amazon", "typical", "Ours (RI)"): (0.065, 0.037, 0.384, 0.032),
+    ("amazon", "typical", "Ours (RM)"): (0.018, 0.010, 0.426, 0.036),
+    ("amazon", "dann", "Avg Conf"): (0.310, 0.045, np.nan, np.nan),
+    ("amazon", "dann", "Ens Avg Conf"): (0.217, 0.036, np.nan, np.nan),
+    ("amazon", "dann", "MSP"): (np.nan, np.nan, 0.218, 0.031),
+    ("amazon", "dann", "Trust Score"): (np.nan, np.nan, 0.237, 0.044),
+    ("amazon", "dann", "Proxy Risk"): (0.037, 0.076, 0.434, 0.046),
+    ("amazon", "dann", "Ours (RI)"): (0.062, 0.051, 0.453, 0.037),
+    ("amazon", "dann", "Ours (RM)"): (0.022, 0.011, 0.440, 0.037),
+    ("digits", "typical", "Avg Conf"): (0.404, 0.180, np.nan, np.nan),
+    ("digits", "typical", "Ens Avg Conf"): (0.337, 0.229, np.nan, np.nan),
+    ("digits", "typical", "MSP"): (np.nan, np.nan, 0.467, 0.195),
+    ("digits", "typical", "Trust Score"): (np.nan, np.nan, 0.496, 0.195),
+    ("digits", "typical", "Proxy Risk"): (0.085, 0.142, 0.844, 0.118),
+    ("digits", "typical", "Ours (RI)"): (0.164, 0.218, 0.698, 0.235),
+    ("digits", "typical", "Ours (RM)"): (0.023, 0.020, 0.881, 0.084),
+    ("digits", "dann", "Avg Conf"): (0.350, 0.230, np.nan, np.nan),
+    ("digits", "dann", "Ens Avg Conf"): (0.246, 0.230, np.nan, np.nan),
+    ("digits", "dann", "MSP"): (np.nan, np.nan, 0.485, 0.209),
+    ("digits", "dann", "Trust Score"): (np.nan, np.nan, 0.484, 0.187),
+    ("digits", "dann", "Proxy Risk"): (0.095, 0.181, 0.796, 0.155),
+    ("digits", "dann", "Ours (RI)"): (0.087, 0.077, 0.701, 0.126),
+    ("digits", "dann", "Ours (RM)"): (0.024, 0.022, 0.841, 0.112),
+}
+
+#: Table 1 scores accuracy estimation for these methods and error detection for these
+ESTIMATION_METHODS = ("Avg Conf", "Ens Avg Conf", "Proxy Risk", "Ours (RI)", "Ours (RM)")
+DETECTION_METHODS = ("MSP", "Trust Score", "Proxy Risk", "Ours (RI)", "Ours (RM)")
+
+
+def table1(results: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 analogue: MAE (estimation methods) and F1 (detection methods), mean and std over pairs, with the
+    paper's values beside ours (Digits in the paper are MNIST/MNIST-M/SVHN/USPS, so only Amazon is comparable)."""
+    rows = []
+    for (cat, arch, method), g in results.groupby(["category", "arch", "method"], sort=False):
+        paper = PAPER_TABLE1.get((cat, arch, method), (np.nan,) * 4)
+        est, det = method in ESTIMATION_METHODS, method in DETECTION_METHODS
+        rows.append(
+            {
+                "category": cat,
+                "arch": arch,
+                "method": method,
+                "pairs": len(g),
+                "mae": g.abs_error.mean() if est else np.nan,
+                "mae_std": g.abs_error.std(ddof=0) if est else np.nan,
+                "paper_mae": paper[0],
+                "paper_mae_std": paper[1],
+                "f1": g.f1.mean() if det else np.nan,
+                "f1_std": g.f1.std(ddof=0) if det else np.nan,
+                "paper_f1": paper[2],
+                "paper_f1_std": paper[3],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def ablation(
+    pairs: Sequence[DomainPair],
+    cfg: RunConfig,
+    *,
+    num_models: Sequence[int] = (),
+    rounds: Sequence[int] = (),
+    gammas: Sequence[float] = (),
+    method: str = "rm",
+    arch: str = "typical",
+) -> pd.DataFrame:
+    """Figure 2 analogue: F1 and absolute error of Algorithm 1 when one of N, T, γ varies (the others at ``cfg``).
+
+    The T sweep reuses one run with T = max(rounds): round t never depends on later rounds, so its prefixes are the
+    runs with smaller T.
+    """
+    rows = []
+    for pair in pairs:
+        f_pred = pair_baselines(pair, cfg, arch=arch)["f_target"].argmax(1)
+        true_err = f_pred != pair.y_target
+
+        def add(param: str, value: float, res: SelfTrainingResult, pair=pair, true_err=true_err) -> None:
+            rows.append(
+                {
+                    "pair": pair.name,
+                    "param": param,
+                    "value": value,
+                    "f1": error_detection_scores(predicted_error=res.errors, true_error=true_err)["f1"],
+                    "abs_error": abs(res.estimated_accuracy - (1 - true_err.mean())),
+                }
+            )
+
+        for n in num_models:
+            add("N", n, pair_self_training(pair, cfg, method=method, arch=arch, num_models=n))
+        if rounds:
+            full = pair_self_training(pair, cfg, method=method, arch=arch, rounds=max(rounds))
+            for t in rounds:
+                add("T", t, full.truncated(t))
+        for g in gammas:
+            add("gamma", g, pair_self_training(pair, cfg, method=method, arch=arch, gamma=g))
     return pd.DataFrame(rows)
