@@ -1,0 +1,114 @@
+"""The paper-3 experiment helpers: Table 1 summary, ablation bookkeeping, one-pair runs end to end and caching."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from conftest import shared_data_dir
+
+import helpers.selftraining.experiments as ex
+from helpers.errors import InputValidationError
+from helpers.selftraining.experiments import DomainPair, RunConfig, ablation, evaluate_pair, table1
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+def _pair(seed=0):
+    rng = np.random.default_rng(seed)
+
+    def blobs(n, shift):
+        y = np.arange(n) % 2
+        x = rng.normal(size=(n, 2)) * 0.7 + np.where(y[:, None] == 1, 1.0, -1.0) + shift
+        return x.astype(np.float32), y.astype(np.int64)
+
+    (xtr, ytr), (xho, yho), (xt, yt) = blobs(64, 0.0), blobs(32, 0.0), blobs(48, 0.8)
+    return DomainPair("toy", "a", "b", xtr, ytr, xho, yho, xt, yt, 2)
+
+
+CFG = RunConfig(
+    typical_model="mlp",
+    dann_model="dann_mlp",
+    model_kwargs={
+        "mlp": {"in_features": 2, "hidden": 8},
+        "dann_mlp": {"in_features": 2, "hidden": 8, "domain_hidden": 8},
+    },
+    f_epochs=2,
+    dann_epochs=2,
+    batch_size=32,
+    ens_size=2,
+    rounds=2,
+    num_models=2,
+    proxy_epochs=1,
+)
+
+
+def test_evaluate_pair_end_to_end_and_cached(monkeypatch):
+    pair = _pair()
+    res = evaluate_pair(pair, CFG)
+    assert list(res.method) == list(ex.METHODS)
+    true_acc = float(res.true_accuracy.iloc[0])
+    assert np.allclose(res.abs_error, (res.estimate - true_acc).abs())
+    assert res.set_index("method").f1[["Avg Conf", "Ens Avg Conf"]].isna().all()
+    assert (
+        res.set_index("method")
+        .f1[["MSP", "Trust Score", "Proxy Risk", "Ours (RI)", "Ours (RM)"]]
+        .between(0, 1)
+        .all()
+    )
+
+    def boom(*a, **k):
+        raise AssertionError("retrained although cached")
+
+    for name in ("train_supervised", "train_dann", "self_training"):
+        monkeypatch.setattr(ex, name, boom)
+    again = evaluate_pair(pair, CFG)
+    pd.testing.assert_frame_equal(res, again)
+    with pytest.raises(InputValidationError):
+        evaluate_pair(pair, CFG, methods=["nope"])
+    abl = ablation([pair], CFG, rounds=[1, 2], num_models=[2], gammas=[0.1])  # all cached
+    assert set(abl.param) == {"N", "T", "gamma"}
+    assert abl.query("param == 'T' and value == 2").f1.iloc[0] == pytest.approx(
+        res.set_index("method").f1["Ours (RM)"]
+    )
+
+
+def test_table1_mean_std_and_paper_columns():
+    rows = [
+        dict(category="amazon", arch="typical", method="Avg Conf", abs_error=e, f1=np.nan) for e in (0.1, 0.3)
+    ] + [dict(category="amazon", arch="typical", method="MSP", abs_error=0.5, f1=f) for f in (0.4, 0.6)]
+    t = table1(pd.DataFrame(rows)).set_index("method")
+    assert t.mae["Avg Conf"] == pytest.approx(0.2) and t.mae_std["Avg Conf"] == pytest.approx(0.1)
+    assert t.paper_mae["Avg Conf"] == pytest.approx(0.290)
+    assert (
+        np.isnan(t.mae["MSP"])
+        and t.f1["MSP"] == pytest.approx(0.5)
+        and t.paper_f1["MSP"] == pytest.approx(0.42)
+    )
+
+
+def test_run_config_bad_arch():
+    with pytest.raises(InputValidationError):
+        CFG.factory("resnet", _pair())
+
+
+@pytest.mark.skipif(shared_data_dir() is None, reason="needs the shared data (HELPERS_DATA)")
+def test_data_pairs(monkeypatch):
+    monkeypatch.setenv("HELPERS_DATA", str(shared_data_dir()))
+    (amz,) = ex.amazon_pairs(pairs=[("kitchen", "books")], max_features=300, max_target=50)
+    assert (
+        amz.x_train.shape == (1600, 300) and amz.x_target.shape == (50, 300) and amz.x_heldout.shape[0] == 400
+    )
+    assert "kitchen training texts" in amz.info["tfidf_fitted_on"]
+    d2u, c = ex.digits_pairs(targets=["digits->usps", "digits->contrast:5"], n_usps_train=100)
+    assert d2u.x_target.shape == (2007, 8, 8) and 0 <= d2u.x_target.min() and d2u.x_target.max() <= 1
+    assert c.target == "digits-contrast5" and len(c.y_target) == 1797 - int(0.75 * 1797)
+    with pytest.raises(InputValidationError):
+        ex.digits_pairs(targets=["mnist->usps"])
