@@ -68,6 +68,7 @@ __all__ = [
     "scatter_with_fit",
     "collect_outputs",
     "measure_frame",
+    "train_text_classifier",
 ]
 
 MEASURES = (
@@ -194,7 +195,8 @@ def features_and_logits(
     """Penultimate features and logits of ``model`` on ``x`` in one pass, in order (eval mode, no gradients).
 
     ``model.features(x)`` gives the features and ``head`` (default ``model.linear`` or ``model.classifier``) the
-    logits from them; ``preprocess`` maps a numpy batch to the model's input tensor (default ``torch.as_tensor``).
+    logits from them; ``preprocess`` maps a numpy batch to the model's input tensor (default ``torch.as_tensor``)
+    or to a mapping of keyword inputs (e.g. a MiniLM tokenizer's output), passed as ``model.features(**batch)``.
     """
     import torch
 
@@ -210,7 +212,8 @@ def features_and_logits(
     feats, logits = [], []
     with torch.inference_mode():
         for i in range(0, len(x), batch_size):
-            f = model.features(prep(x[i : i + batch_size]))
+            batch = prep(x[i : i + batch_size])
+            f = model.features(**batch) if isinstance(batch, Mapping) else model.features(batch)
             feats.append(f.float().numpy())
             logits.append(head(f).float().numpy())
     return {"features": np.concatenate(feats), "logits": np.concatenate(logits)}
@@ -467,3 +470,92 @@ def measure_frame(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def train_text_classifier(
+    name: str,
+    texts: Sequence[str],
+    labels: Sequence[int],
+    *,
+    vocab=None,
+    epochs: int = 3,
+    max_steps: int | None = None,
+    lr: float | None = None,
+    batch_size: int = 64,
+    max_len: int = 256,
+    seed: int = 0,
+    checkpoint_dir=None,
+) -> tuple[object, Callable[[Sequence[str]], dict[str, np.ndarray]]]:
+    """Train one sentiment classifier and return it with a function texts → {"logits"[, "features"]}.
+
+    Parameters
+    ----------
+    name : str
+        A text model of :func:`helpers.models.build_model`: ``"bow"``, ``"embsum"`` (mean of word embeddings),
+        ``"textcnn"``, ``"lstm"`` over ``vocab``; or ``"minilm"`` (MiniLM-L6 fine-tuned end to end, its own
+        WordPiece tokenizer; GPU-sized).
+    texts, labels
+        Training texts and integer labels.
+    vocab : helpers.models.text.Vocab
+        Word vocabulary (required for every model but ``"minilm"``).
+    epochs, max_steps, lr, batch_size, seed, checkpoint_dir
+        Passed to :func:`helpers.training.fit` (``lr`` defaults to 3e-3, 5e-5 for MiniLM; ``batch_size`` 32 for
+        MiniLM).  Pass ``checkpoint_dir`` so that re-running resumes instead of retraining.
+    max_len : int
+        Words (WordPiece tokens for MiniLM) kept per text.
+    """
+    from helpers.models import build_model
+    from helpers.models.text import Vocab
+    from helpers.training import fit, predict
+
+    texts, labels = list(texts), [int(v) for v in labels]
+    if len(texts) != len(labels) or not texts:
+        raise InputValidationError(
+            f"texts, labels: expected equal non-zero lengths, got {len(texts)} and {len(labels)}"
+        )
+    if name == "minilm":
+        from helpers.models.minilm import MiniLMCollator
+
+        model = build_model("minilm", num_labels=2)
+        collate = MiniLMCollator(model.tokenizer, max_length=max_len)
+        fit(
+            model,
+            list(zip(texts, labels)),
+            epochs=epochs,
+            max_steps=max_steps,
+            batch_size=min(batch_size, 32),
+            lr=lr or 5e-5,
+            seed=seed,
+            collate_fn=collate,
+            checkpoint_dir=checkpoint_dir,
+            progress=False,
+        )
+        model.eval()
+        return model, lambda xs: features_and_logits(
+            model, list(xs), batch_size=64, preprocess=collate.encode
+        )
+    if vocab is None:
+        raise InputValidationError(f"vocab: required for the word-level model {name!r}")
+    kwargs = {"pooling": "mean"} if name == "embsum" else {}
+    model = build_model(name, vocab_size=len(vocab), **kwargs)
+    fit(
+        model,
+        vocab.dataset(texts, labels, max_len=max_len),
+        epochs=epochs,
+        max_steps=max_steps,
+        batch_size=batch_size,
+        lr=lr or 3e-3,
+        seed=seed,
+        collate_fn=Vocab.collate,
+        checkpoint_dir=checkpoint_dir,
+        progress=False,
+    )
+    model.eval()
+
+    def outputs(xs: Sequence[str]) -> dict[str, np.ndarray]:
+        ids = vocab.encode_batch(list(xs), max_len=max_len)
+        if hasattr(model, "features"):
+            return features_and_logits(model, ids, preprocess=Vocab.pad)
+        return {"logits": predict(model, ids, collate_fn=Vocab.pad)}
+
+    return model, outputs

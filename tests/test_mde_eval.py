@@ -188,3 +188,21 @@ def test_collect_outputs_caches_and_measure_frame(reference):
     )
     assert len(frame) == 4 and frame.query("backbone == 'm2'").Agreement.isna().all()
     assert frame.query("backbone == 'm1'").Agreement.notna().all()
+
+
+def test_train_text_classifier_light_models():
+    from helpers.mde_eval import train_text_classifier
+    from helpers.models.text import Vocab
+
+    texts = ["a great movie", "awful film", "great great fun", "bad awful plot"] * 8
+    labels = [1, 0, 1, 0] * 8
+    vocab = Vocab.build(texts, min_freq=1)
+    for name in ("bow", "embsum"):
+        _, outputs = train_text_classifier(name, texts, labels, vocab=vocab, epochs=20, seed=0)
+        out = outputs(texts[:4])
+        assert out["logits"].shape == (4, 2) and list(out["logits"].argmax(1)) == [1, 0, 1, 0]
+        assert ("features" in out) == (name == "embsum")
+    with pytest.raises(InputValidationError):
+        train_text_classifier("bow", texts, labels)  # no vocabulary
+    with pytest.raises(InputValidationError):
+        train_text_classifier("bow", texts, labels[:3], vocab=vocab)
