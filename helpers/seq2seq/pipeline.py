@@ -1,0 +1,338 @@
+"""End-to-end, cached pipeline of paper 1 for one task: parser -> negatives -> discriminator ensemble -> votes.
+
+Every expensive stage is cached, so re-running (or resuming an interrupted run) never repeats finished work:
+
+* parser training: :func:`helpers.training.fit` checkpoints under ``cache_dir()/checkpoints/p1_parser_<task>_<key>``
+  (a finished parser is only re-loaded; an interrupted one resumes from its newest checkpoint);
+* beam outputs of the early snapshots (negative mining) and of the final parser on every set: namespace
+  ``seq2seq_beams``; mined discriminator data: ``p1_negatives``;
+* discriminators: one checkpoint folder per member under ``checkpoints/p1_disc_<task>_<key>``; votes: ``p1_votes``.
+
+Keys hash the data, the vocabulary and every parameter that changes the result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from helpers.cache import cache_key, cached_arrays
+from helpers.errors import InputValidationError
+from helpers.paths import cache_dir
+from helpers.seq2seq.discriminators import SEP, discriminator_votes, train_discriminators
+from helpers.seq2seq.negatives import DiscriminatorData, discriminator_dataset, mine_negatives, snapshot_beams
+from helpers.seq2seq.parser import (
+    _config,
+    beam_search,
+    build_parser,
+    exact_match,
+    load_snapshot,
+    snapshot_paths,
+    train_parser,
+)
+from helpers.seq2seq.tasks import Seq2SeqTask, render_scan_output
+from helpers.seq2seq.vocab import WordVocab
+
+__all__ = ["PipelineConfig", "SetResult", "TaskResult", "run_task"]
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Every knob of :func:`run_task` (defaults: the CPU ``default`` profile's scale).
+
+    Parser: ``parser_config`` (preset name or dict, see :class:`helpers.seq2seq.parser.ParserConfig`),
+    ``parser_steps``, ``parser_batch_size``, ``parser_lr``; negatives: ``snapshot_every`` (K) and ``n_snapshots``
+    (5 in the paper), ``n_mine`` training inputs decoded by each snapshot (``None`` = the whole training set, as in
+    the paper), ``negatives_per_example``, ``max_negative_ratio``; discriminators: ``disc_kind`` ("minilm" or
+    "scratch"), ``n_members`` (5), ``disc_epochs``, ``disc_batch_size``, ``disc_lr``, ``disc_max_length``;
+    decoding: ``num_beams`` (4).
+    """
+
+    parser_config: str | tuple = "tiny"
+    parser_steps: int = 800
+    parser_batch_size: int = 64
+    parser_lr: float = 3e-3
+    snapshot_every: int = 100
+    n_snapshots: int = 5
+    n_mine: int | None = 600
+    negatives_per_example: int = 1
+    max_negative_ratio: float | None = 1.0
+    disc_kind: str = "minilm"
+    n_members: int = 5
+    disc_epochs: int = 1
+    disc_batch_size: int = 32
+    disc_lr: float = 5e-5
+    disc_max_length: int = 256
+    num_beams: int = 4
+    beam_batch_size: int = 128
+    seed: int = 0
+
+    def key(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["parser_config"] = _config(
+            dict(self.parser_config) if isinstance(self.parser_config, tuple) else self.parser_config
+        ).to_dict()
+        return d
+
+
+@dataclass
+class SetResult:
+    """The final parser's outputs and the discriminators' votes on one labelled set."""
+
+    name: str
+    shift: str
+    inputs: list[str]
+    golds: list[str]
+    predictions: list[str]
+    confidence: np.ndarray
+    correct: np.ndarray
+    votes: np.ndarray
+
+    @property
+    def accuracy(self) -> float:
+        """Gold exact-match accuracy (fraction)."""
+        return float(self.correct.mean())
+
+
+@dataclass
+class TaskResult:
+    """Everything :func:`run_task` produced for one task."""
+
+    task: str
+    dev: SetResult
+    sets: dict[str, SetResult]
+    disc_train: DiscriminatorData
+    disc_dev: DiscriminatorData
+    disc_dev_votes: np.ndarray
+    timings: dict[str, float] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def _render(task: str) -> Callable[[str], str]:
+    return render_scan_output if task == "scan" else (lambda s: s)
+
+
+def run_task(
+    task: Seq2SeqTask,
+    config: PipelineConfig = PipelineConfig(),
+    *,
+    device: str = "auto",
+    progress: bool = True,
+) -> TaskResult:
+    """Train (or restore) the parser and the discriminator ensemble of ``task`` and label every set (paper 1).
+
+    Returns
+    -------
+    TaskResult
+        ``sets[name]`` holds predictions, confidence (product of token probabilities of the top beam), gold
+        correctness (exact match) and the (n, n_members) vote matrix; ``dev`` the same on the ID dev set (the
+        reference set of DoC / ATC); ``disc_dev`` / ``disc_dev_votes`` the discriminators' dev set (Sec. App. B.1).
+    """
+    cfg = config
+    if cfg.snapshot_every * cfg.n_snapshots > cfg.parser_steps:
+        raise InputValidationError(
+            f"snapshot_every × n_snapshots = {cfg.snapshot_every * cfg.n_snapshots} exceeds parser_steps "
+            f"({cfg.parser_steps}): the negatives must come from checkpoints of this run"
+        )
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+    vocab = WordVocab.build([p[0] for p in task.train] + [p[1] for p in task.train])
+    base = {"task": task.name, "train": cache_key(task.train), "vocab": vocab.to_list()}
+    pkey = cache_key(
+        {
+            **base,
+            "cfg": {k: v for k, v in cfg.key().items() if k.startswith("parser")},
+            "K": cfg.snapshot_every,
+            "S": cfg.n_snapshots,
+            "seed": cfg.seed,
+        }
+    )
+    ckdir = cache_dir() / "checkpoints" / f"p1_parser_{task.name}_{pkey[:16]}"
+    pconf = dict(cfg.parser_config) if isinstance(cfg.parser_config, tuple) else cfg.parser_config
+    model = build_parser(len(vocab), pconf, seed=cfg.seed)
+    fitres = train_parser(
+        model,
+        task.train,
+        vocab,
+        max_steps=cfg.parser_steps,
+        batch_size=cfg.parser_batch_size,
+        lr=cfg.parser_lr,
+        seed=cfg.seed,
+        checkpoint_dir=ckdir,
+        snapshot_every=cfg.snapshot_every,
+        n_snapshots=cfg.n_snapshots,
+        device=device,
+        progress=progress,
+    )
+    timings["parser"] = time.perf_counter() - t0
+    decode_kw = dict(
+        num_beams=cfg.num_beams,
+        max_new_tokens=task.max_new_tokens,
+        batch_size=cfg.beam_batch_size,
+        device=device,
+    )
+
+    # ---- negatives from the first snapshots (train -> discriminator train set, dev -> discriminator dev set)
+    t1 = time.perf_counter()
+    rng = np.random.default_rng(cfg.seed)
+    mine = (
+        task.train
+        if cfg.n_mine is None or cfg.n_mine >= len(task.train)
+        else [task.train[i] for i in np.sort(rng.choice(len(task.train), cfg.n_mine, replace=False))]
+    )
+    steps = sorted(snapshot_paths(ckdir))[: cfg.n_snapshots]
+    snap_model = build_parser(len(vocab), pconf, seed=cfg.seed)
+
+    def _decoder(pairs):
+        def decode(step: int) -> list[list[str]]:
+            load_snapshot(snap_model, snapshot_paths(ckdir)[step])
+            return beam_search(snap_model, vocab, [p[0] for p in pairs], **decode_kw).beams
+
+        return decode
+
+    render = _render(task.name)
+    disc_sets = {}
+    for part, pairs in (("train", mine), ("dev", task.dev)):
+        bkey = {
+            "parser": pkey,
+            "data": cache_key(pairs),
+            "beams": cfg.num_beams,
+            "max_new": task.max_new_tokens,
+        }
+        nkey = {
+            **bkey,
+            "steps": steps,
+            "per": cfg.negatives_per_example,
+            "ratio": cfg.max_negative_ratio,
+            "seed": cfg.seed,
+        }
+
+        def compute(pairs=pairs, bkey=bkey):
+            beams = snapshot_beams(_decoder(pairs), steps, key=bkey)
+            ni, no = mine_negatives(
+                beams,
+                [p[0] for p in pairs],
+                [p[1] for p in pairs],
+                per_example=cfg.negatives_per_example,
+                seed=cfg.seed,
+            )
+            d = discriminator_dataset(
+                [p[0] for p in pairs],
+                [p[1] for p in pairs],
+                ni,
+                no,
+                max_negative_ratio=cfg.max_negative_ratio,
+                seed=cfg.seed,
+            )
+            return {
+                "inputs": np.array(d.inputs, dtype=str),
+                "outputs": np.array(d.outputs, dtype=str),
+                "labels": d.labels,
+            }
+
+        arr = cached_arrays("p1_negatives", nkey, compute)
+        disc_sets[part] = DiscriminatorData(
+            [str(x) for x in arr["inputs"]],
+            [render(str(x)) for x in arr["outputs"]],
+            arr["labels"].astype(np.int64),
+        )
+    timings["negatives"] = time.perf_counter() - t1
+
+    # ---- final parser on dev + every test set
+    t2 = time.perf_counter()
+    final_step = fitres.steps
+    outs = {}
+    for name, pairs in (("dev", task.dev), *task.test_sets.items()):
+        fkey = {
+            "parser": pkey,
+            "step": final_step,
+            "data": cache_key(pairs),
+            "beams": cfg.num_beams,
+            "max_new": task.max_new_tokens,
+            "final": True,
+        }
+
+        def compute(pairs=pairs):
+            r = beam_search(model, vocab, [p[0] for p in pairs], **decode_kw)
+            return {"top": np.array(r.top, dtype=str), "confidence": r.confidence}
+
+        outs[name] = cached_arrays("seq2seq_beams", fkey, compute)
+    timings["decode"] = time.perf_counter() - t2
+
+    # ---- discriminator ensemble (trained lazily: only when some votes are not cached)
+    t3 = time.perf_counter()
+    dkey = cache_key(
+        {
+            "parser": pkey,
+            "train": cache_key(disc_sets["train"].items()),
+            "cfg": {k: v for k, v in cfg.key().items() if k.startswith(("disc", "n_members"))},
+            "seed": cfg.seed,
+        }
+    )
+    members: list = []
+
+    def get_members():
+        if not members:
+            dv = WordVocab.build([*disc_sets["train"].inputs, *disc_sets["train"].outputs, SEP])
+            members.extend(
+                train_discriminators(
+                    disc_sets["train"],
+                    kind=cfg.disc_kind,
+                    n_members=cfg.n_members,
+                    seed=cfg.seed,
+                    vocab=dv,
+                    max_length=cfg.disc_max_length,
+                    epochs=cfg.disc_epochs,
+                    batch_size=cfg.disc_batch_size,
+                    lr=cfg.disc_lr,
+                    checkpoint_root=cache_dir() / "checkpoints" / f"p1_disc_{task.name}_{dkey[:16]}",
+                    device=device,
+                    progress=progress,
+                )
+            )
+        return members
+
+    def votes_for(inputs: list[str], outputs: list[str]) -> np.ndarray:
+        vkey = {"disc": dkey, "inputs": cache_key(inputs), "outputs": cache_key(outputs)}
+        return cached_arrays(
+            "p1_votes",
+            vkey,
+            lambda: {"votes": discriminator_votes(get_members(), inputs, outputs, device=device)},
+        )["votes"]
+
+    disc_dev_votes = votes_for(disc_sets["dev"].inputs, disc_sets["dev"].outputs)
+    results = {}
+    for name, pairs in (("dev", task.dev), *task.test_sets.items()):
+        inputs, golds = [p[0] for p in pairs], [p[1] for p in pairs]
+        preds = [str(x) for x in outs[name]["top"]]
+        v = votes_for(inputs, [render(p) for p in preds])
+        results[name] = SetResult(
+            name,
+            "ID" if name == "dev" else task.shift[name],
+            inputs,
+            golds,
+            preds,
+            outs[name]["confidence"].astype(np.float64),
+            exact_match(preds, golds),
+            v,
+        )
+    timings["discriminators"] = time.perf_counter() - t3
+    timings["total"] = time.perf_counter() - t0
+    info = {
+        "vocab_size": len(vocab),
+        "parser_steps": fitres.steps,
+        "parser_resumed_from": fitres.resumed_from,
+        "parser_final_loss": fitres.final_loss,
+        "snapshot_steps": steps,
+        "checkpoint_dir": str(ckdir),
+        "n_params": int(sum(p.numel() for p in model.parameters())),
+        "sizes": task.sizes(),
+    }
+    dev = results.pop("dev")
+    return TaskResult(
+        task.name, dev, results, disc_sets["train"], disc_sets["dev"], disc_dev_votes, timings, info
+    )
