@@ -69,6 +69,7 @@ __all__ = [
     "collect_outputs",
     "measure_frame",
     "train_text_classifier",
+    "collapse_analysis",
 ]
 
 MEASURES = (
@@ -456,7 +457,8 @@ def measure_frame(
                 T=T,
             )
             y = np.asarray(labels(spec))
-            acc = float((arr["logits"].argmax(1) == y).mean())
+            pred = arr["logits"].argmax(1)
+            acc = float((pred == y).mean())
             rows.append(
                 {
                     "setup": setup,
@@ -466,10 +468,40 @@ def measure_frame(
                     "family": spec.family,
                     "n": len(y),
                     "accuracy": acc,
+                    "top_class_share": float(np.bincount(pred).max() / len(pred)),
                     **vals,
                 }
             )
     return pd.DataFrame(rows)
+
+
+def collapse_analysis(
+    frame: pd.DataFrame, *, measures: Sequence[str] = MEASURES, max_share: float = 0.3
+) -> pd.DataFrame:
+    """In-sample R² of each measure's line on all fit sets vs on the fit sets without prediction collapse.
+
+    A set "collapses" when more than ``max_share`` of its predictions fall in one class (label-free: computed from
+    predictions only; a balanced 10-class set has about 0.1).  Heavy noise or fog can push a CIFAR network to
+    predict one class for most images with high confidence, which breaks confidence- and energy-based measures
+    but not measures of prediction diversity (nuclear norm, COT).
+
+    ``frame`` has one setup/backbone with columns ``split``, ``accuracy``, ``top_class_share`` and the measures.
+    Returns a DataFrame indexed by measure with ``r2_all``, ``r2_no_collapse``, ``n_all``, ``n_no_collapse``.
+    """
+    if "top_class_share" not in frame.columns:
+        raise InputValidationError("frame: missing column 'top_class_share' (see measure_frame)")
+    fit = frame[frame.split == "fit"]
+    kept = fit[fit.top_class_share <= max_share]
+    rows = {}
+    for m in _split_frames(fit, measures):
+        r_all = MetaSetRegression().fit(scores=fit[m].to_numpy(), accuracies=fit.accuracy.to_numpy()).fit_r2_
+        r_kept = (
+            MetaSetRegression().fit(scores=kept[m].to_numpy(), accuracies=kept.accuracy.to_numpy()).fit_r2_
+            if len(kept) >= 3 and np.ptp(kept[m]) > 0
+            else np.nan
+        )
+        rows[m] = {"r2_all": r_all, "r2_no_collapse": r_kept, "n_all": len(fit), "n_no_collapse": len(kept)}
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def train_text_classifier(

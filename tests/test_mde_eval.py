@@ -206,3 +206,23 @@ def test_train_text_classifier_light_models():
         train_text_classifier("bow", texts, labels)  # no vocabulary
     with pytest.raises(InputValidationError):
         train_text_classifier("bow", texts, labels[:3], vocab=vocab)
+
+
+def test_collapse_analysis_drops_collapsed_sets():
+    from helpers.mde_eval import collapse_analysis
+
+    acc = np.linspace(0.3, 0.9, 10)
+    frame = pd.DataFrame(
+        {
+            "split": ["fit"] * 10,
+            "accuracy": acc,
+            "top_class_share": [0.9, 0.8] + [0.12] * 8,
+            "ConfScore": np.r_[0.95, 0.95, acc[2:]],  # collapsed sets: confident but inaccurate
+        }
+    )
+    out = collapse_analysis(frame, measures=["ConfScore"])
+    assert out.loc["ConfScore", "r2_no_collapse"] == pytest.approx(1.0)
+    assert out.loc["ConfScore", "r2_all"] < 0.9
+    assert out.loc["ConfScore", "n_no_collapse"] == 8
+    with pytest.raises(InputValidationError):
+        collapse_analysis(frame.drop(columns="top_class_share"), measures=["ConfScore"])
