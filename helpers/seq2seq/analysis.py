@@ -1,0 +1,202 @@
+"""Result tables of paper 1 from a :class:`~helpers.seq2seq.pipeline.TaskResult`: Table 1 (recalls), Tables 2–4
+(predicted accuracies and absolute errors) and Figure 4 (bounds vs test-subset size).
+
+Confidence baselines (Sec. 4.2) come from :mod:`helpers.estimators` on the sequence confidence (product of the top
+beam's token probabilities): MaxProb (γ = 0.5), AC, DoC and ATC (MC score, |FP−FN| sweep), the last two fitted
+on the ID dev set; Maxprob (Oracle) and the discriminator bounds from :mod:`helpers.estimators.bounds`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from helpers.errors import InputValidationError
+from helpers.estimators import get_estimator
+from helpers.estimators.bounds import bounds_table, maxprob_oracle_bounds
+from helpers.metrics import correct_recall, incorrect_recall
+from helpers.validation import check_binary
+
+__all__ = [
+    "BASELINES",
+    "estimates_table",
+    "recall_table",
+    "subset_curve",
+    "set_summary",
+    "plot_subset_curves",
+]
+
+#: label -> (estimator name, parameters); the confidence baselines of paper 1, Sec. 4.2.
+BASELINES = {
+    "MaxProb": ("maxprob", {"gamma": 0.5}),
+    "AC": ("average_confidence", {}),
+    "DoC": ("doc", {}),
+    "ATC": ("atc_mc", {}),
+}
+
+
+def estimates_table(result, *, baselines: dict | None = None) -> pd.DataFrame:
+    """Tables 2–4 of paper 1 for every set of one task: one row per (set, method).
+
+    Columns: ``task, set, shift, method, group, accuracy, abs_error, n`` where ``group`` is "confidence",
+    "oracle", "discriminators" or "gold"; bounds rows (``Upper``, ``Lower``) have ``abs_error`` NaN, as the paper
+    prints "-".  Maxprob (Oracle) uses gold labels (it is the paper's reference, not a label-free method).
+    """
+    baselines = BASELINES if baselines is None else baselines
+    dev = result.dev
+    fitted = {
+        label: get_estimator(name, **params).fit(confidence=dev.confidence, correct=dev.correct)
+        for label, (name, params) in baselines.items()
+    }
+    rows = []
+    for s in result.sets.values():
+        gold = s.accuracy
+
+        def add(method, group, acc, ae=True, s=s, gold=gold):
+            rows.append(
+                {
+                    "task": result.task,
+                    "set": s.name,
+                    "shift": s.shift,
+                    "method": method,
+                    "group": group,
+                    "accuracy": float(acc),
+                    "abs_error": abs(gold - acc) if ae else np.nan,
+                    "n": len(s.correct),
+                }
+            )
+
+        for label, est in fitted.items():
+            add(label, "confidence", est.estimate(confidence=s.confidence).accuracy)
+        if 0 < s.correct.sum() < len(s.correct):
+            o = maxprob_oracle_bounds(s.confidence, s.correct, votes=s.votes)
+            add("Oracle Upper", "oracle", o.upper, ae=False)
+            add("Oracle Lower", "oracle", o.lower, ae=False)
+            add("Oracle Mean", "oracle", o.accuracy)
+        bt = bounds_table(s.votes, s.correct).set_index("estimate")
+        add("Mean_discrim", "discriminators", bt.loc["mean_discrim", "accuracy"])
+        add("Upper", "discriminators", bt.loc["upper", "accuracy"], ae=False)
+        add("Lower", "discriminators", bt.loc["lower", "accuracy"], ae=False)
+        add("Mean_bounds", "discriminators", bt.loc["mean_bounds", "accuracy"])
+        add("Gold", "gold", gold)
+    return pd.DataFrame(rows)
+
+
+def recall_table(result) -> pd.DataFrame:
+    """Table 1 of paper 1: Correct-/Incorrect-Recall (Eq. 3) of a single discriminator (mean over the members),
+    Upper (Ensemble_correct) and Lower (Ensemble_incorrect), one row per set."""
+    rows = []
+    for s in result.sets.values():
+        g = s.correct.astype(bool)
+        row = {"task": result.task, "set": s.name, "shift": s.shift}
+        preds = {"Upper": s.votes.any(1), "Lower": s.votes.all(1)}
+        singles = [s.votes[:, k].astype(bool) for k in range(s.votes.shape[1])]
+        for tag, fn in (("CR", correct_recall), ("IR", incorrect_recall)):
+            ok = g.any() if tag == "CR" else (~g).any()
+            row[f"Single {tag}"] = (
+                float(np.mean([fn(predicted_correct=p, gold_correct=g) for p in singles])) if ok else np.nan
+            )
+            for name, p in preds.items():
+                row[f"{name} {tag}"] = fn(predicted_correct=p, gold_correct=g) if ok else np.nan
+        rows.append(row)
+    cols = ["task", "set", "shift"] + [f"{m} {t}" for m in ("Single", "Upper", "Lower") for t in ("CR", "IR")]
+    return pd.DataFrame(rows)[cols]
+
+
+def subset_curve(
+    votes, correct, *, sizes: Iterable[int], n_draws: int = 50, level: float = 0.95, seed: int = 0
+) -> pd.DataFrame:
+    """Figure 4 of paper 1: upper/lower bounds and gold accuracy on random test subsets of each size.
+
+    For every size, ``n_draws`` subsets are drawn without replacement; the frame has one row per (size, quantity)
+    with the mean over draws, the central ``level`` interval (percentiles) and ``within`` = the fraction of draws
+    with lower ≤ gold ≤ upper.
+    """
+    v = check_binary(votes, "votes")
+    g = check_binary(correct, "correct")
+    if v.ndim != 2 or g.ndim != 1 or v.shape[0] != g.shape[0]:
+        raise InputValidationError(
+            f"votes/correct: expected shapes (n, K) and (n,), got {v.shape} and {g.shape}"
+        )
+    if n_draws < 1 or not 0 < level < 1:
+        raise InputValidationError(f"n_draws >= 1 and 0 < level < 1 expected, got {n_draws} and {level}")
+    up, lo = v.any(1), v.all(1)
+    rng = np.random.default_rng(seed)
+    a = (1 - level) / 2
+    rows = []
+    for size in sizes:
+        size = int(size)
+        if not 1 <= size <= len(g):
+            raise InputValidationError(f"sizes: expected sizes in [1, {len(g)}], got {size}")
+        idx = np.stack([rng.choice(len(g), size=size, replace=False) for _ in range(n_draws)])
+        vals = {"upper": up[idx].mean(1), "lower": lo[idx].mean(1), "gold": g[idx].mean(1)}
+        within = float(((vals["lower"] <= vals["gold"]) & (vals["gold"] <= vals["upper"])).mean())
+        for q, x in vals.items():
+            rows.append(
+                {
+                    "size": size,
+                    "quantity": q,
+                    "mean": float(x.mean()),
+                    "low": float(np.quantile(x, a)),
+                    "high": float(np.quantile(x, 1 - a)),
+                    "within": within,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def set_summary(estimates: pd.DataFrame, *, baselines: Sequence[str] = tuple(BASELINES)) -> pd.DataFrame:
+    """One row per set: gold, lower, upper, whether gold is within, Mean_bounds AE, ATC AE and the best
+    confidence baseline (lowest AE among ``baselines``)."""
+    rows = []
+    for (task, name, shift), f in estimates.groupby(["task", "set", "shift"], sort=False):
+        acc = f.set_index("method")["accuracy"]
+        ae = f.set_index("method")["abs_error"]
+        conf = ae.reindex(list(baselines)).dropna()
+        best = conf.idxmin() if len(conf) else None
+        rows.append(
+            {
+                "task": task,
+                "set": name,
+                "shift": shift,
+                "gold": acc["Gold"],
+                "lower": acc["Lower"],
+                "upper": acc["Upper"],
+                "within_bounds": bool(acc["Lower"] <= acc["Gold"] <= acc["Upper"]),
+                "mean_bounds_ae": ae["Mean_bounds"],
+                "mean_discrim_ae": ae["Mean_discrim"],
+                "atc_ae": ae.get("ATC", np.nan),
+                "best_baseline": best,
+                "best_baseline_ae": conf.min() if len(conf) else np.nan,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def plot_subset_curves(curves: dict[str, pd.DataFrame], *, ncols: int = 3):
+    """Figure 4 of paper 1: one panel per set, mean and ``level`` interval of upper, lower and gold vs size."""
+    import matplotlib.pyplot as plt
+
+    if not curves:
+        raise InputValidationError("curves: expected at least one set")
+    n = len(curves)
+    ncols = min(ncols, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
+    colours = {"upper": "tab:green", "lower": "tab:red", "gold": "black"}
+    for ax, (name, f) in zip(axes.flat, curves.items()):
+        for q, c in colours.items():
+            d = f[f["quantity"] == q].sort_values("size")
+            ax.plot(d["size"], d["mean"], marker="o", color=c, label=q)
+            ax.fill_between(d["size"], d["low"], d["high"], color=c, alpha=0.15)
+        ax.set_xscale("log")
+        ax.set_title(name)
+        ax.set_xlabel("test-subset size")
+        ax.set_ylabel("accuracy")
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    axes.flat[0].legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    return fig
