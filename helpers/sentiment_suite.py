@@ -77,6 +77,10 @@ DESCRIPTIONS: dict[str, str] = {
     "minilm3_finetuned": "MiniLM 3 layers fine-tuned",
 }
 _KEY = "02_selective"
+_LIGHT_FIELDS = ("epochs_light", "max_words", "lr_light", "batch_size_light", "vocab_size", "seed")
+_MINILM_FIELDS = (
+    "n_train_minilm", "epochs_minilm", "max_tokens", "lr_minilm", "batch_size_minilm", "epochs_head", "seed",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -101,8 +105,8 @@ class SuiteConfig:
     n_train_minilm : int
         Training examples for the three MiniLM models (the first ones of the shuffled training subset): the
         transformers cost ~100x more per example on a CPU.
-    epochs_light, epochs_minilm : int
-        Epochs for the word-level models / the fine-tuned MiniLMs (the frozen head trains ``epochs_light``).
+    epochs_light, epochs_minilm, epochs_head : int
+        Epochs for the word-level models / the fine-tuned MiniLMs / the linear head on frozen MiniLM features.
     max_words, max_tokens : int
         Truncation in words (word-level models) and WordPiece tokens (MiniLM).
     lr_light, lr_minilm : float
@@ -113,6 +117,7 @@ class SuiteConfig:
     n_train_minilm: int = 2000
     epochs_light: int = 4
     epochs_minilm: int = 2
+    epochs_head: int = 100
     max_words: int = 256
     max_tokens: int = 128
     lr_light: float = 2e-3
@@ -258,7 +263,7 @@ def _run_frozen(data, cfg, run_key, progress) -> dict:
     )
     head = nn.Linear(f_train.shape[1], 2)
     fit(
-        head, (f_train, data.train_label[:n]), epochs=max(cfg.epochs_light, 10), lr=1e-2, batch_size=64,
+        head, (f_train, data.train_label[:n]), epochs=cfg.epochs_head, lr=1e-2, batch_size=64,
         seed=cfg.seed, progress=progress, checkpoint_dir=cache_dir() / "checkpoints" / _KEY / run_key,
     )  # fmt: skip
     out = {}
@@ -316,12 +321,11 @@ def suite_predictions(
     data_key = {k: _digest(getattr(data, f"{k}_text")) for k in ("train", "test", "ood")}
     out = {}
     for name in models:
-        n_tr = (
-            min(cfg.n_train_minilm, len(data.train_text))
-            if name.startswith("minilm")
-            else len(data.train_text)
-        )
-        run_key = f"{name}-n{n_tr}-{data_key['train']}-s{cfg.seed}-{_digest([repr(asdict(cfg))])}"
+        is_minilm = name.startswith("minilm")
+        n_tr = min(cfg.n_train_minilm, len(data.train_text)) if is_minilm else len(data.train_text)
+        fields = _MINILM_FIELDS if is_minilm else _LIGHT_FIELDS  # only the settings this model depends on
+        settings = sorted((k, v) for k, v in asdict(cfg).items() if k in fields)
+        run_key = f"{name}-n{n_tr}-{data_key['train']}-s{cfg.seed}-{_digest([repr(settings)])}"
 
         def compute(name=name, run_key=run_key):
             if name == "minilm_frozen":
