@@ -1,0 +1,83 @@
+"""Benchmark of the attribution methods (a script, not a test): ``python benchmarks/attribution.py``.
+
+Examples/second of :func:`helpers.attribution.attribute` for IG, KernelSHAP and LIME on a tiny Transformer
+(the notebook's ``tiny`` architecture, untrained: timing does not depend on the weights) over HANS-style
+premise/hypothesis pairs, batched (``batch_size=64``: 64 examples per Captum IG call; 64-row model batches for the
+SHAP/LIME perturbations) vs one at a time (``batch_size=1``: one example per IG call, one perturbed sequence per
+forward).  Caching is off.  Medians over ``--repeats`` runs; torch uses ``--threads`` threads (1 by default: the
+2 shared cores here are oversubscribed, and 2 threads were ~20x slower than 1 under load).  Writes
+``figures/benchmark_attribution.csv`` and ``.md`` and prints the table with the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from helpers.attribution import WordTokenizer, attribute  # noqa: E402
+from helpers.attribution.experiment import build_model, pair_vocab  # noqa: E402
+from helpers.data.hans import hans_examples  # noqa: E402
+from helpers.plotting import save_table  # noqa: E402
+
+
+def _time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=64, help="examples per run")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--n-steps", type=int, default=32)
+    ap.add_argument("--n-samples", type=int, default=200)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    data = hans_examples("sub", n=args.n, seed=0)
+    pairs = list(zip(data.premise, data.hypothesis))
+    vocab = pair_vocab(data.premise.tolist() + data.hypothesis.tolist())
+    model = build_model("tiny", vocab, seed=0).eval()
+    tok = WordTokenizer(vocab)
+
+    def fwd(ids, seg, mask):
+        return model(ids, seg)
+
+    rows = []
+    for method in ("ig", "shap", "lime"):
+        for batch in (1, 64):
+            kw = dict(method=method, forward=fwd, n_steps=args.n_steps, n_samples=args.n_samples, cache=False)
+            sec = _time(lambda: attribute(model, tok, pairs, batch_size=batch, **kw), args.repeats)  # noqa: B023
+            rows.append(
+                {"method": method, "batch_size": batch, "seconds": sec, "examples_per_s": args.n / sec}
+            )
+            print(rows[-1], flush=True)
+    table = pd.DataFrame(rows)
+    wide = table.pivot(index="method", columns="batch_size", values="examples_per_s")
+    wide.columns = [f"ex/s (batch {c})" for c in wide.columns]
+    wide["speed-up"] = wide.iloc[:, 1] / wide.iloc[:, 0]
+    load = os.getloadavg()
+    print(wide.round(2).to_string())
+    print(
+        f"n={args.n}, repeats={args.repeats}, threads={args.threads}, load average {load[0]:.2f} {load[1]:.2f}"
+    )
+    save_table(
+        wide.reset_index().assign(threads=args.threads, n=args.n, load_1min=load[0]), "benchmark_attribution"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,287 @@
+"""Model suites and the end-to-end ranking experiment of paper 4 (§4-6), kept out of the notebook.
+
+* :func:`pair_vocab`, :func:`train_classifier`, :func:`predict_probs` -- word-level models (the tiny
+  Transformer or TextCNN) on texts or text pairs, trained with :func:`helpers.training.fit` (checkpointed, so a
+  re-run does not retrain) and predicted with cached probabilities;
+* :func:`run_setting` -- for one OOD set: true OOD accuracy of every model, attributions of every model on a
+  fixed population, factor values, baselines, and the bootstrap ranking accuracy of each (Appendix B).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from helpers.attribution.attributions import WordTokenizer, attribute, model_fingerprint
+from helpers.attribution.evaluation import BASELINES, baseline_scores, ranking_table
+from helpers.attribution.factors import FACTORS, factor_matrix, factor_values
+from helpers.attribution.tiny import TinyTransformer
+from helpers.cache import cached_arrays
+from helpers.errors import InputValidationError, UnknownNameError
+from helpers.models.text import PAD, UNK, TextCNN, Vocab, tokenize
+from helpers.paths import cache_dir
+
+__all__ = [
+    "ARCHITECTURES",
+    "pair_vocab",
+    "build_model",
+    "train_classifier",
+    "predict_probs",
+    "SettingResult",
+    "run_setting",
+    "train_suite",
+    "accuracy_table",
+]
+
+SEP = "<sep>"
+ARCHITECTURES: dict[str, dict[str, Any]] = {
+    "tiny": dict(kind="transformer", dim=64, heads=4, num_layers=2, ff=128),
+    "tiny-small": dict(kind="transformer", dim=32, heads=2, num_layers=1, ff=64),
+    "tiny-wide": dict(kind="transformer", dim=96, heads=4, num_layers=3, ff=192),
+    "textcnn": dict(kind="textcnn", dim=64, filters=32),
+}
+
+
+def pair_vocab(texts: Iterable[str]) -> Vocab:
+    """Every word of ``texts`` (min frequency 1, sorted) with ``<pad>``, ``<unk>``, ``<sep>`` at ids 0, 1, 2."""
+    words = sorted({w for t in texts for w in tokenize(t)} - {PAD, UNK, SEP})
+    return Vocab([PAD, UNK, SEP, *words])
+
+
+def _inputs(frame: pd.DataFrame, columns: Sequence[str]) -> list[Any]:
+    if len(columns) == 1:
+        return frame[columns[0]].astype(str).tolist()
+    if len(columns) == 2:
+        return list(zip(frame[columns[0]].astype(str), frame[columns[1]].astype(str)))
+    raise InputValidationError(f"columns: expected 1 or 2 text columns, got {list(columns)}")
+
+
+def build_model(arch: str, vocab: Vocab, *, seed: int = 0, max_len: int = 64) -> nn.Module:
+    """A fresh model of a named architecture (:data:`ARCHITECTURES`)."""
+    if arch not in ARCHITECTURES:
+        raise UnknownNameError("architecture", arch, list(ARCHITECTURES))
+    spec = dict(ARCHITECTURES[arch])
+    kind = spec.pop("kind")
+    torch.manual_seed(seed)
+    if kind == "transformer":
+        return TinyTransformer(len(vocab), 2, sep_id=vocab.stoi[SEP], max_len=max_len, **spec)
+    return TextCNN(len(vocab), 2, dim=spec["dim"], filters=spec["filters"])
+
+
+def _forward(model: nn.Module):
+    if isinstance(model, TinyTransformer):
+        return lambda ids, segments, mask: model(ids, segments)
+    return lambda ids, segments, mask: model(ids)
+
+
+def _collate(items):
+    ids = Vocab.pad([it[0][0] for it in items])
+    segs = Vocab.pad([it[0][1] for it in items])
+    y = torch.as_tensor([int(it[1]) for it in items], dtype=torch.long)
+    return {"ids": ids, "segments": segs}, y
+
+
+def train_classifier(
+    inputs: Sequence[Any],
+    labels: Sequence[int],
+    vocab: Vocab,
+    *,
+    arch: str = "tiny",
+    key: str,
+    epochs: int = 3,
+    batch_size: int = 32,
+    lr: float = 2e-3,
+    seed: int = 0,
+    progress: bool = False,
+) -> nn.Module:
+    """Train a word-level classifier on texts or pairs; checkpoints under ``cache/checkpoints/attribution-<key>``.
+
+    ``key`` must name everything the model depends on (setting, mix, architecture, data size, seed).
+    """
+    from helpers.training import fit
+
+    tok = WordTokenizer(vocab)
+    encs = [tok.encode(x) for x in inputs]
+    items = [((e.ids, e.segments), int(y)) for e, y in zip(encs, labels)]
+    model = build_model(arch, vocab, seed=seed)
+    fwd = _forward(model)
+    fit(
+        model,
+        items,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        optimizer="adamw",
+        collate_fn=_collate,
+        forward_fn=lambda m, x: fwd(x["ids"], x["segments"], None),
+        seed=seed,
+        device="cpu",
+        checkpoint_dir=cache_dir() / "checkpoints" / f"attribution-{key}",
+        progress=progress,
+    )
+    model.eval()
+    return model
+
+
+def predict_probs(
+    model: nn.Module, vocab: Vocab, inputs: Sequence[Any], *, batch_size: int = 256
+) -> np.ndarray:
+    """Softmax probabilities ``(N, 2)`` of ``model`` on ``inputs``, cached by model parameters and inputs."""
+    tok = WordTokenizer(vocab)
+
+    def compute():
+        fwd = _forward(model)
+        model.eval()
+        out = []
+        with torch.no_grad():
+            for s in range(0, len(inputs), batch_size):
+                encs = [tok.encode(x) for x in inputs[s : s + batch_size]]
+                ids = Vocab.pad([e.ids for e in encs])
+                segs = Vocab.pad([e.segments for e in encs])
+                out.append(torch.softmax(fwd(ids, segs, None), -1).numpy())
+        return {"probs": np.concatenate(out)}
+
+    key = {
+        "model": model_fingerprint(model),
+        "inputs": [list(x) if not isinstance(x, str) else x for x in inputs],
+    }
+    return cached_arrays("attribution-probs", key, compute)["probs"]
+
+
+@dataclass
+class SettingResult:
+    """Outputs of :func:`run_setting` (all tidy frames)."""
+
+    models: pd.DataFrame  # model, ood_accuracy, id_accuracy
+    summary: pd.DataFrame  # attribution method, ranker, accuracy
+    pairs: pd.DataFrame  # attribution method, ranker, model_a, model_b, acc_a, acc_b, accuracy
+    attributions: pd.DataFrame
+    factors: pd.DataFrame  # model, method, example, factor, value
+
+
+def run_setting(
+    models: Mapping[str, nn.Module],
+    vocab: Vocab,
+    *,
+    ood: pd.DataFrame,
+    population: pd.DataFrame,
+    columns: Sequence[str],
+    factors: Sequence[str],
+    methods: Sequence[str] = ("ig", "shap", "lime"),
+    in_domain: pd.DataFrame | None = None,
+    meta_columns: Sequence[str] = (),
+    n_boot: int = 500,
+    size: int = 10,
+    seed: int = 0,
+    attribution_kw: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> SettingResult:
+    """Rank a model suite on one OOD set with every factor, attribution method and baseline (paper 4, App. B).
+
+    Parameters
+    ----------
+    models : mapping name -> trained model
+    vocab : Vocab
+    ood : DataFrame
+        The full OOD test set (``columns`` + ``label``): gives each model's true OOD accuracy.
+    population : DataFrame
+        The fixed population of OOD examples (``columns`` + ``label`` + ``meta_columns``) that the bootstrap
+        samples from; attributions are computed on it once per model and method.
+    columns : text column(s) (one, or two for pairs)
+    factors : names in :data:`~helpers.attribution.factors.FACTORS`
+    methods : attribution methods
+    in_domain : DataFrame, optional
+        In-domain test set, for the ``id_accuracy`` column.
+    """
+    from tqdm.auto import tqdm
+
+    names = list(models)
+    if len(names) < 2:
+        raise InputValidationError("models: expected at least two models to rank")
+    unknown = [f for f in factors if f not in FACTORS]
+    if unknown:
+        raise UnknownNameError("factor", unknown[0], list(FACTORS))
+    tok = WordTokenizer(vocab)
+    ood_inputs, pop_inputs = _inputs(ood, columns), _inputs(population, columns)
+    rows = []
+    for name in names:
+        acc = float(
+            (predict_probs(models[name], vocab, ood_inputs).argmax(1) == ood["label"].to_numpy()).mean()
+        )
+        id_acc = np.nan
+        if in_domain is not None:
+            p = predict_probs(models[name], vocab, _inputs(in_domain, columns))
+            id_acc = float((p.argmax(1) == in_domain["label"].to_numpy()).mean())
+        rows.append((name, acc, id_acc))
+    model_table = pd.DataFrame(rows, columns=["model", "ood_accuracy", "id_accuracy"])
+    true_acc = model_table["ood_accuracy"].to_numpy()
+    probs = np.stack([predict_probs(models[n], vocab, pop_inputs) for n in names])
+    labels = population["label"].to_numpy()
+    base = {b: baseline_scores(b, probs=probs, labels=labels, seed=seed) for b in BASELINES}
+
+    frames = []
+    jobs = [(n, m) for m in methods for n in names]
+    for name, method in tqdm(jobs, desc="attributions", disable=not progress):
+        frames.append(
+            attribute(models[name], tok, pop_inputs, method=method, model_name=name, forward=_forward(models[name]),
+                      seed=seed, **dict(attribution_kw or {}))
+        )  # fmt: skip
+    attributions = pd.concat(frames, ignore_index=True)
+    meta = population[list(meta_columns)].reset_index(drop=True) if meta_columns else None
+    fvals = pd.concat([factor_values(attributions, f, meta=meta) for f in factors], ignore_index=True)
+
+    summaries, pair_frames = [], []
+    for method in methods:
+        rankers = dict(base)
+        for f in factors:
+            sub = fvals[fvals["factor"] == f]
+            rankers[f] = (factor_matrix(sub, names, method=method), FACTORS[f].higher_is_better)
+        s, p = ranking_table(rankers, true_acc, n_boot=n_boot, size=size, seed=seed, models=names)
+        summaries.append(s.assign(attribution=method))
+        pair_frames.append(p.assign(attribution=method))
+    summary = pd.concat(summaries, ignore_index=True).rename(columns={"method": "ranker"})
+    pairs = pd.concat(pair_frames, ignore_index=True).rename(columns={"method": "ranker"})
+    return SettingResult(model_table, summary, pairs, attributions, fvals)
+
+
+def train_suite(
+    train_sets: Mapping[str, pd.DataFrame],
+    vocab: Vocab,
+    *,
+    columns: Sequence[str],
+    key: str,
+    arch: str | Mapping[str, str] = "tiny",
+    epochs: int = 4,
+    batch_size: int = 32,
+    lr: float = 2e-3,
+    seed: int = 0,
+    progress: bool = True,
+) -> dict[str, nn.Module]:
+    """Train one model per named training set (an inoculation mix), or per architecture when ``arch`` is a map.
+
+    ``key`` names the setting; each model's checkpoint key adds its name, architecture, size, epochs and seed.
+    """
+    from tqdm.auto import tqdm
+
+    out = {}
+    for name, frame in tqdm(list(train_sets.items()), desc=f"train {key}", disable=not progress):
+        a = arch[name] if isinstance(arch, Mapping) else arch
+        slug = "".join(c if c.isalnum() else "_" for c in name)
+        out[name] = train_classifier(
+            _inputs(frame, columns), frame["label"].tolist(), vocab, arch=a, epochs=epochs, batch_size=batch_size,
+            lr=lr, seed=seed, key=f"{key}-{slug}-{a}-n{len(frame)}-e{epochs}-s{seed}",
+        )  # fmt: skip
+    return out
+
+
+def accuracy_table(summary: pd.DataFrame, rankers: Sequence[str], *, percent: bool = True) -> pd.DataFrame:
+    """Pivot a :class:`SettingResult` summary to rankers × attribution methods (percent by default)."""
+    t = summary.pivot_table(index="ranker", columns="attribution", values="accuracy", aggfunc="first")
+    t = t.reindex([r for r in rankers if r in t.index])
+    return (t * 100).round(1) if percent else t
