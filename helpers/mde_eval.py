@@ -70,6 +70,7 @@ __all__ = [
     "measure_frame",
     "train_text_classifier",
     "collapse_analysis",
+    "metaset_frame",
 ]
 
 MEASURES = (
@@ -591,3 +592,61 @@ def train_text_classifier(
         return {"logits": predict(model, ids, collate_fn=Vocab.pad)}
 
     return model, outputs
+
+
+def metaset_frame(
+    sets: Sequence,
+    *,
+    inputs: Callable[[object], object],
+    labels: Callable[[object], np.ndarray],
+    predictors: Mapping[str, Callable[[object], Mapping[str, np.ndarray]]],
+    reference_inputs: object,
+    reference_labels: np.ndarray,
+    key: Mapping,
+    setup: str,
+    partners: Mapping[str, str] | None = None,
+    T: float = 1.0,
+    progress: bool = True,
+) -> tuple[pd.DataFrame, dict, dict]:
+    """The whole per-setup pipeline: cached outputs on every set and on the reference, references, measures.
+
+    Combines :func:`collect_outputs` (sets and the clean labelled reference, each cached per predictor),
+    :func:`fit_reference` per predictor (on features when the predictor returns them) and :func:`measure_frame`.
+    ``partners`` defaults to pairing each predictor with the next one (cyclically) for the agreement score, none
+    when there is a single predictor.
+
+    Returns
+    -------
+    (frame, outputs, references)
+        The measure frame, ``outputs[predictor][set name]`` arrays and the fitted :class:`Reference` per predictor.
+    """
+    from helpers.metaset_data import ShiftSpec
+
+    names = list(predictors)
+    if partners is None:
+        partners = {b: names[(i + 1) % len(names)] for i, b in enumerate(names)} if len(names) > 1 else {}
+    outputs = collect_outputs(sets, inputs=inputs, predictors=predictors, key=key, progress=progress)
+    ref_spec = ShiftSpec("reference", "reference", "clean", (), 0)
+    ref_out = collect_outputs(
+        [ref_spec],
+        inputs=lambda s: reference_inputs,
+        predictors=predictors,
+        key={**key, "part": "reference"},
+        progress=False,
+    )
+    references = {
+        b: fit_reference(
+            logits=ref_out[b]["reference"]["logits"],
+            labels=np.asarray(reference_labels),
+            features=ref_out[b]["reference"].get("features"),
+        )
+        for b in names
+    }
+    frame = measure_frame(
+        outputs, sets, labels=labels, references=references, partners=partners, setup=setup, T=T
+    )
+    for b in names:
+        frame.loc[frame.backbone == b, "reference_accuracy"] = float(
+            (ref_out[b]["reference"]["logits"].argmax(1) == np.asarray(reference_labels)).mean()
+        )
+    return frame, outputs, references

@@ -226,3 +226,31 @@ def test_collapse_analysis_drops_collapsed_sets():
     assert out.loc["ConfScore", "n_no_collapse"] == 8
     with pytest.raises(InputValidationError):
         collapse_analysis(frame.drop(columns="top_class_share"), measures=["ConfScore"])
+
+
+def test_metaset_frame_end_to_end():
+    from helpers.mde_eval import metaset_frame
+
+    y = np.repeat(np.arange(K), 25)
+    specs = [ShiftSpec(f"m{m}", "fit", "corruption", (("x", 1),), i) for i, m in enumerate([0.3, 1, 2, 3, 4])]
+    margins = {s.name: float(s.name[1:]) for s in specs}
+
+    def inputs(spec):
+        return _logits(100, margins[spec.name], 3, labels=y)[0]
+
+    preds = {"a": lambda x: {"logits": x}, "b": lambda x: {"logits": x + 0.1}}
+    frame, outputs, refs = metaset_frame(
+        specs,
+        inputs=inputs,
+        labels=lambda s: y,
+        predictors=preds,
+        reference_inputs=_logits(100, 3.0, 9, labels=y)[0],
+        reference_labels=y,
+        key={"t": "e2e"},
+        setup="toy",
+        progress=False,
+    )
+    assert len(frame) == 10 and set(refs) == {"a", "b"} and set(outputs["a"]) == {s.name for s in specs}
+    assert frame.Agreement.notna().all()  # a <-> b paired by default
+    assert frame.groupby("backbone").accuracy.apply(lambda a: a.is_monotonic_increasing).all()
+    assert frame.reference_accuracy.between(0, 1).all()
