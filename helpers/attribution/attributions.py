@@ -395,7 +395,7 @@ def attribute(
     -------
     pandas.DataFrame
         Columns ``example, model, method, segment, position, token, special, score, target``; ``frame.attrs``
-        holds ``delta`` (IG convergence deltas per example; NaN for SHAP/LIME) and ``probs`` (N, C).
+        holds ``delta`` (IG convergence deltas per example; NaN for SHAP/LIME) and ``probs`` (N × C), as lists.
 
     Raises
     ------
@@ -469,8 +469,9 @@ def attribute(
             "target": arrays["target"].astype(int),
         }
     )
-    frame.attrs["delta"] = arrays["delta"]
-    frame.attrs["probs"] = arrays["probs"]
+    # plain lists (not arrays) so that pd.concat can compare the attrs of several frames
+    frame.attrs["delta"] = arrays["delta"].tolist()
+    frame.attrs["probs"] = arrays["probs"].tolist()
     return frame
 
 

@@ -44,6 +44,10 @@ ARCHITECTURES: dict[str, dict[str, Any]] = {
     "tiny": dict(kind="transformer", dim=64, heads=4, num_layers=2, ff=128),
     "tiny-small": dict(kind="transformer", dim=32, heads=2, num_layers=1, ff=64),
     "tiny-wide": dict(kind="transformer", dim=96, heads=4, num_layers=3, ff=192),
+    # with the exact-match feature (ESIM/DrQA-style) for text pairs
+    "tiny-em": dict(kind="transformer", dim=64, heads=4, num_layers=2, ff=128, exact_match=True),
+    "tiny-small-em": dict(kind="transformer", dim=32, heads=2, num_layers=1, ff=64, exact_match=True),
+    "tiny-wide-em": dict(kind="transformer", dim=96, heads=4, num_layers=3, ff=192, exact_match=True),
     "textcnn": dict(kind="textcnn", dim=64, filters=32),
 }
 
@@ -282,6 +286,6 @@ def train_suite(
 
 def accuracy_table(summary: pd.DataFrame, rankers: Sequence[str], *, percent: bool = True) -> pd.DataFrame:
     """Pivot a :class:`SettingResult` summary to rankers × attribution methods (percent by default)."""
-    t = summary.pivot_table(index="ranker", columns="attribution", values="accuracy", aggfunc="first")
+    t = summary.pivot(index="ranker", columns="attribution", values="accuracy")  # keeps NaN (no ranked pair)
     t = t.reindex([r for r in rankers if r in t.index])
     return (t * 100).round(1) if percent else t

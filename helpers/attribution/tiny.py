@@ -3,6 +3,11 @@
 Token embedding (``self.embedding``, the layer Integrated Gradients attributes to) + learned position and
 segment embeddings → ``num_layers`` pre-norm Transformer encoder layers (Vaswani et al. 2017) → mean pooling over
 non-padding tokens → linear head.  Padding id is 0.
+
+With ``exact_match=True`` each token also gets an embedding of a binary *exact-match* feature (the same word
+occurs in the other segment), as in ESIM / DrQA-style NLI and QA readers: it makes cross-sentence lexical overlap
+-- the heuristic HANS and PAWS probe -- easy to learn for a model this small trained from scratch.  The feature is
+computed from the (possibly masked) ids; ids ≤ ``special_max`` (pad, unk, sep) never match.
 """
 
 from __future__ import annotations
@@ -12,13 +17,20 @@ from torch import nn
 
 from helpers.errors import InputValidationError
 
-__all__ = ["TinyTransformer", "segments_from_sep"]
+__all__ = ["TinyTransformer", "exact_match_feature", "segments_from_sep"]
 
 
 def segments_from_sep(ids: torch.Tensor, sep_id: int) -> torch.Tensor:
     """Segment ids from a separator: 0 up to and including the first ``sep_id``, 1 after it."""
     is_sep = (ids == sep_id).long()
     return ((torch.cumsum(is_sep, dim=1) - is_sep) > 0).long()
+
+
+def exact_match_feature(ids: torch.Tensor, segments: torch.Tensor, *, special_max: int = 2) -> torch.Tensor:
+    """1 where the token's id (> ``special_max``) also occurs in the other segment of the same row, else 0."""
+    same = ids[:, :, None] == ids[:, None, :]
+    other = segments[:, :, None] != segments[:, None, :]
+    return ((same & other).any(-1) & (ids > special_max)).long()
 
 
 class TinyTransformer(nn.Module):
@@ -34,6 +46,10 @@ class TinyTransformer(nn.Module):
     sep_id : int, optional
         When given and ``segments`` is not passed, segments are derived from the first separator.
     dropout : float, default 0.1
+    exact_match : bool, default False
+        Add the exact-match feature embedding (see the module docstring).
+    special_max : int, default 2
+        Ids up to this value (pad, unk, sep) never count as a match.
     """
 
     def __init__(
@@ -48,6 +64,8 @@ class TinyTransformer(nn.Module):
         max_len: int = 64,
         sep_id: int | None = None,
         dropout: float = 0.1,
+        exact_match: bool = False,
+        special_max: int = 2,
     ):
         super().__init__()
         if dim % heads:
@@ -60,6 +78,8 @@ class TinyTransformer(nn.Module):
         self.norm = nn.LayerNorm(dim)
         self.classifier = nn.Linear(dim, num_classes)
         self.max_len, self.sep_id = max_len, sep_id
+        self.match = nn.Embedding(2, dim) if exact_match else None
+        self.special_max = special_max
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None = None) -> torch.Tensor:
         """Logits ``(N, num_classes)`` for padded ids ``(N, T)``."""
@@ -73,6 +93,8 @@ class TinyTransformer(nn.Module):
         pad = ids == 0
         pos = torch.arange(ids.shape[1], device=ids.device)[None, :]
         h = self.embedding(ids) + self.position(pos) + self.segment(segments.clamp(0, 1))
+        if self.match is not None:
+            h = h + self.match(exact_match_feature(ids, segments, special_max=self.special_max))
         h = self.norm(self.encoder(h, src_key_padding_mask=pad))
         keep = (~pad).unsqueeze(-1).float()
         return self.classifier((h * keep).sum(1) / keep.sum(1).clamp(min=1.0))

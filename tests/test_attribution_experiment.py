@@ -1,0 +1,86 @@
+"""Suite training and the end-to-end ranking experiment of paper 4 on a tiny problem; the tiny Transformer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from helpers.attribution.experiment import (
+    accuracy_table,
+    build_model,
+    pair_vocab,
+    predict_probs,
+    run_setting,
+    train_suite,
+)
+from helpers.attribution.tiny import TinyTransformer, exact_match_feature
+from helpers.data.msgs import msgs_examples, msgs_training_set
+from helpers.errors import InputValidationError, UnknownNameError
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """The shared 2-core machine is oversubscribed: one torch thread is far faster than two here."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_exact_match_feature():
+    ids = torch.tensor([[5, 6, 2, 6, 7, 0], [1, 5, 2, 1, 5, 0]])
+    seg = torch.tensor([[0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1]])
+    assert exact_match_feature(ids, seg).tolist() == [[0, 1, 0, 1, 0, 0], [0, 1, 0, 0, 1, 0]]
+
+
+def test_tiny_transformer_shapes_and_padding_invariance():
+    torch.manual_seed(0)
+    m = TinyTransformer(
+        20, 3, dim=16, heads=2, num_layers=1, ff=32, sep_id=2, dropout=0.0, exact_match=True
+    ).eval()
+    x = torch.tensor([[5, 6, 2, 6, 7]])
+    padded = torch.tensor([[5, 6, 2, 6, 7, 0, 0]])
+    with torch.no_grad():
+        assert m(x).shape == (1, 3)
+        torch.testing.assert_close(m(x), m(padded), atol=1e-5, rtol=1e-5)
+    with pytest.raises(InputValidationError):
+        TinyTransformer(20, dim=10, heads=4)
+
+
+def test_pair_vocab_and_build_model():
+    v = pair_vocab(["the cat", "a dog ,"])
+    assert v.itos[:3] == ["<pad>", "<unk>", "<sep>"] and set(v.itos[3:]) == {",", "a", "cat", "dog", "the"}
+    assert isinstance(build_model("tiny-em", v), TinyTransformer)
+    with pytest.raises(UnknownNameError):
+        build_model("bert", v)
+
+
+def test_msgs_end_to_end_small():
+    """Two MSGS models trained briefly; the pipeline gives tidy outputs and ACC ranks a clear pair correctly."""
+    words = {w for f in ("morph",) for k in ("ambiguous", "ood", "inoc_L") for t in
+             msgs_examples(f, n=400, kind=k, seed=0).text for w in t.split()}  # fmt: skip
+    v = pair_vocab([" ".join(sorted(words | {"the"}))])
+    sets = {"none": msgs_training_set("morph", n=300, mix="none", seed=0),
+            "2%L+2%S": msgs_training_set("morph", n=300, mix="2%L+2%S", seed=0)}  # fmt: skip
+    suite = train_suite(sets, v, columns=["text"], key="test-msgs", epochs=1, progress=False)
+    ood = msgs_examples("morph", n=60, kind="ood", seed=5)
+    pop = ood.head(12).reset_index(drop=True)
+    res = run_setting(suite, v, ood=ood, population=pop, columns=["text"], factors=["IRREG"], methods=["ig"],
+                      meta_columns=["critical"], n_boot=50, attribution_kw={"n_steps": 4}, progress=False)  # fmt: skip
+    assert list(res.models.model) == ["none", "2%L+2%S"]
+    assert set(res.summary.ranker) == {"ACC", "CONF", "CONF-GT", "RANDOM", "IRREG"}
+    assert res.factors.shape[0] == 2 * 12
+    assert ((res.summary.accuracy >= 0) & (res.summary.accuracy <= 1) | res.summary.accuracy.isna()).all()
+    t = accuracy_table(res.summary, ["ACC", "IRREG", "NOPE"])
+    assert list(t.index) == ["ACC", "IRREG"] and list(t.columns) == ["ig"]
+    p = predict_probs(suite["none"], v, pop.text.tolist())
+    assert p.shape == (12, 2) and np.allclose(p.sum(1), 1, atol=1e-5)
+    acc = (predict_probs(suite["none"], v, ood.text.tolist()).argmax(1) == ood.label).mean()
+    assert res.models.ood_accuracy.iloc[0] == pytest.approx(acc)
+    with pytest.raises(InputValidationError):
+        run_setting({"a": suite["none"]}, v, ood=ood, population=pop, columns=["text"], factors=["IRREG"])
+    with pytest.raises(UnknownNameError):
+        run_setting(suite, v, ood=ood, population=pop, columns=["text"], factors=["NOPE"])
+    _ = pd  # noqa
