@@ -78,9 +78,8 @@ DESCRIPTIONS: dict[str, str] = {
 }
 _KEY = "02_selective"
 _LIGHT_FIELDS = ("epochs_light", "max_words", "lr_light", "batch_size_light", "vocab_size", "seed")
-_MINILM_FIELDS = (
-    "n_train_minilm", "epochs_minilm", "max_tokens", "lr_minilm", "batch_size_minilm", "epochs_head", "seed",
-)  # fmt: skip
+_MINILM_FIELDS = ("n_train_minilm", "epochs_minilm", "max_tokens", "lr_minilm", "batch_size_minilm", "seed")
+_FROZEN_FIELDS = ("n_train_minilm", "max_tokens", "epochs_head", "seed")
 
 
 @dataclass(frozen=True)
@@ -117,7 +116,7 @@ class SuiteConfig:
     n_train_minilm: int = 2000
     epochs_light: int = 4
     epochs_minilm: int = 2
-    epochs_head: int = 100
+    epochs_head: int = 10
     max_words: int = 256
     max_tokens: int = 128
     lr_light: float = 2e-3
@@ -323,7 +322,10 @@ def suite_predictions(
     for name in models:
         is_minilm = name.startswith("minilm")
         n_tr = min(cfg.n_train_minilm, len(data.train_text)) if is_minilm else len(data.train_text)
-        fields = _MINILM_FIELDS if is_minilm else _LIGHT_FIELDS  # only the settings this model depends on
+        # only the settings this model depends on enter its key
+        fields = (
+            _LIGHT_FIELDS if not is_minilm else _FROZEN_FIELDS if name == "minilm_frozen" else _MINILM_FIELDS
+        )
         settings = sorted((k, v) for k, v in asdict(cfg).items() if k in fields)
         run_key = f"{name}-n{n_tr}-{data_key['train']}-s{cfg.seed}-{_digest([repr(settings)])}"
 
