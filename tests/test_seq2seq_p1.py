@@ -400,3 +400,26 @@ def test_pipeline_resumes_without_retraining_or_redecoding(monkeypatch):
     again = run_task(task, cfg, device="cpu", progress=False)
     assert np.array_equal(again.sets["toy-OOD"].votes, r.sets["toy-OOD"].votes)
     assert again.sets["toy-OOD"].predictions == r.sets["toy-OOD"].predictions
+
+
+def test_finished_discriminators_are_restored_not_retrained(tmp_path, monkeypatch):
+    ins = ["a b", "b a", "a a", "b b"] * 4
+    outs = ["a b", "x", "a a", "y"] * 4
+    data = DiscriminatorData(ins, outs, np.array([1, 0, 1, 0] * 4))
+    v = WordVocab.build([*ins, *outs, "[SEP]"])
+    kw = dict(
+        kind="scratch", n_members=2, vocab=v, epochs=2, batch_size=4, lr=1e-3, device="cpu", progress=False
+    )
+    first = train_discriminators(data, checkpoint_root=tmp_path, **kw)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["member0.pt", "member1.pt"]  # weights only are kept
+    from helpers.seq2seq import discriminators as disc_mod
+
+    def no_fit(*_a, **_k):
+        raise AssertionError("a finished member was retrained")
+
+    monkeypatch.setattr(disc_mod, "fit", no_fit)
+    second = train_discriminators(data, checkpoint_root=tmp_path, **kw)
+    assert np.array_equal(
+        discriminator_votes(first, ins, outs, device="cpu"),
+        discriminator_votes(second, ins, outs, device="cpu"),
+    )

@@ -12,6 +12,7 @@ of 5 discriminators with different random seeds" (Sec. 4.2); their votes on a te
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -130,7 +131,7 @@ def make_discriminator(
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))
         if kind == "minilm":
-            from helpers.models import MiniLMClassifier, MiniLMCollator
+            from helpers.models.minilm import MiniLMClassifier, MiniLMCollator
 
             model = MiniLMClassifier(2, **kwargs)
             return model, MiniLMCollator(model.tokenizer, max_length=max_length)
@@ -161,7 +162,8 @@ def train_discriminators(
     """Train an ensemble of ``n_members`` discriminators differing only in their seed (paper 1, Sec. 4.2).
 
     Member ``k`` uses seed ``seed + k`` for its initialisation and data order.  With ``checkpoint_root`` each
-    member checkpoints into ``checkpoint_root/member{k}`` and a finished member is restored, not retrained.
+    member checkpoints into ``checkpoint_root/member{k}`` (resumable) and, once finished, keeps only its weights in
+    ``checkpoint_root/member{k}.pt``, from which it is restored, not retrained.
 
     Returns
     -------
@@ -179,6 +181,11 @@ def train_discriminators(
         model, collate = make_discriminator(
             kind, vocab=vocab, seed=seed + k, max_length=max_length, **(model_kwargs or {})
         )
+        done = Path(checkpoint_root) / f"member{k}.pt" if checkpoint_root is not None else None
+        if done is not None and done.exists():  # finished member: weights only, no optimizer state
+            model.load_state_dict(torch.load(done, map_location="cpu", weights_only=True))
+            members.append((model.eval(), collate))
+            continue
         ck = Path(checkpoint_root) / f"member{k}" if checkpoint_root is not None else None
         fit(
             model,
@@ -197,6 +204,11 @@ def train_discriminators(
             keep_checkpoints=1,
             progress=progress,
         )
+        if done is not None:
+            tmp = done.with_suffix(f".tmp{os.getpid()}")
+            torch.save({n: t.detach().cpu() for n, t in model.state_dict().items()}, tmp)
+            os.replace(tmp, done)
+            shutil.rmtree(ck, ignore_errors=True)  # the full checkpoint (with Adam state) is no longer needed
         members.append((model.eval(), collate))
     return members
 
