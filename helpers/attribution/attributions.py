@@ -289,8 +289,14 @@ def _shap(runner: _Runner, encs: list[Encoded], targets: np.ndarray, mask_id: in
 
         explainer = shap.KernelExplainer(f, np.zeros((1, len(free))))
         n_samples = min(opt["n_samples"], 2 ** len(free) + 2) if len(free) < 12 else opt["n_samples"]
+        state = np.random.get_state()  # KernelSHAP samples coalitions from the global numpy RNG
         np.random.seed(opt["seed"])
-        phi = explainer.shap_values(np.ones((1, len(free))), nsamples=n_samples, silent=True, l1_reg=False)
+        try:
+            phi = explainer.shap_values(
+                np.ones((1, len(free))), nsamples=n_samples, silent=True, l1_reg=False
+            )
+        finally:
+            np.random.set_state(state)
         row[free] = np.asarray(phi).reshape(-1)
         scores.append(row)
     return scores, np.full(len(encs), np.nan)
