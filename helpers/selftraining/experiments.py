@@ -118,7 +118,7 @@ class RunConfig:
     proxy_lam: float = 50.0  #: λ [50]
     proxy_alpha: float = 0.1  #: α in the constraint [0.1]
     proxy_eps_factor: float = 1.1  #: ε = 1.1·ε₀
-    ts_alpha: float = 0.1  #: Trust Score density filter α (Jiang et al.: drop the 10 % least dense points per class)
+    ts_alpha: float = 0.1  #: Trust Score density filter α (drop the 10 % least dense points per class)
     ts_k: int = 10  #: Trust Score density neighbour k
     seed: int = 0
 
