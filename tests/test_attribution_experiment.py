@@ -14,6 +14,7 @@ from helpers.attribution.experiment import (
     predict_probs,
     run_setting,
     train_suite,
+    window_ablation,
 )
 from helpers.attribution.tiny import TinyTransformer, exact_match_feature
 from helpers.data.msgs import msgs_examples, msgs_training_set
@@ -79,6 +80,10 @@ def test_msgs_end_to_end_small():
     assert p.shape == (12, 2) and np.allclose(p.sum(1), 1, atol=1e-5)
     acc = (predict_probs(suite["none"], v, ood.text.tolist()).argmax(1) == ood.label).mean()
     assert res.models.ood_accuracy.iloc[0] == pytest.approx(acc)
+    abl = window_ablation(res, pop, n_boot=50)  # same bootstrap samples as run_setting above
+    assert set(abl.variant) == {"window ±1", "window ±1 |a|", "window ±0", "window ±0 |a|", '-mass on "the"'}
+    signed = abl.set_index("variant").accuracy["window ±1"]  # = the IRREG factor exactly
+    np.testing.assert_equal(signed, res.summary.set_index("ranker").accuracy["IRREG"])
     with pytest.raises(InputValidationError):
         run_setting({"a": suite["none"]}, v, ood=ood, population=pop, columns=["text"], factors=["IRREG"])
     with pytest.raises(UnknownNameError):

@@ -37,6 +37,7 @@ __all__ = [
     "run_setting",
     "train_suite",
     "accuracy_table",
+    "window_ablation",
 ]
 
 SEP = "<sep>"
@@ -289,3 +290,48 @@ def accuracy_table(summary: pd.DataFrame, rankers: Sequence[str], *, percent: bo
     t = summary.pivot(index="ranker", columns="attribution", values="accuracy")  # keeps NaN (no ranked pair)
     t = t.reindex([r for r in rankers if r in t.index])
     return (t * 100).round(1) if percent else t
+
+
+def window_ablation(
+    result: SettingResult,
+    population: pd.DataFrame,
+    *,
+    widths: Sequence[int] = (1, 0),
+    n_boot: int = 500,
+    size: int = 10,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Post-hoc diagnostic of the window factor's reading: signed vs absolute attributions, window widths.
+
+    For every attribution method of ``result`` and every (width, signed|absolute) variant, the ranking accuracy
+    of Σ_{|j−i|≤w} a_j (or |a_j|) on L1-normalised attributions, plus the mass on the surface word "the"
+    (−Σ|a| over "the": less mass on the surface cue ranked better).  The variants are explored *after* seeing the
+    paper-reading results, so they are diagnostics, not a fair comparison with ACC.
+
+    Returns a frame ``attribution, variant, accuracy`` (accuracy in [0, 1]).
+    """
+    from helpers.attribution.evaluation import ranking_table
+    from helpers.attribution.factors import _abs_positions, normalize, window_factor
+
+    names = list(result.models["model"])
+    acc = result.models["ood_accuracy"].to_numpy()
+    rows = []
+    for method, attr in result.attributions.groupby("method"):
+        variants: dict[str, tuple[np.ndarray, bool]] = {}
+        mats: dict[str, np.ndarray] = {}
+        for (model, example), g in attr.groupby(["model", "example"]):
+            g = g.sort_values("position")
+            a = normalize(g["score"].to_numpy())
+            i = _abs_positions(g, [population["critical"].iloc[example]])[0]
+            m, e = names.index(model), int(example)
+            for w in widths:
+                for absolute in (False, True):
+                    key = f"window ±{w}{' |a|' if absolute else ''}"
+                    mats.setdefault(key, np.zeros((len(names), len(population))))
+                    mats[key][m, e] = window_factor(np.abs(a) if absolute else a, i, width=w)
+            mats.setdefault('-mass on "the"', np.zeros((len(names), len(population))))
+            mats['-mass on "the"'][m, e] = -np.abs(a[g["token"].to_numpy() == "the"]).sum()
+        variants = {k: (v, True) for k, v in mats.items()}
+        summary, _ = ranking_table(variants, acc, n_boot=n_boot, size=size, seed=seed, models=names)
+        rows.append(summary.rename(columns={"method": "variant"}).assign(attribution=method))
+    return pd.concat(rows, ignore_index=True)[["attribution", "variant", "accuracy"]]
