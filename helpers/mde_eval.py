@@ -8,7 +8,9 @@ measure         definition (functions from :mod:`helpers.estimators`)
 ==============  ===========================================================================================
 ConfScore       mean max-softmax probability (Hendrycks & Gimpel 2017)
 Entropy         mean negative entropy Σ p log p
-ATC             ATC-NE accuracy estimate, threshold from the |FP−FN| sweep on the labelled reference set
+ATC             ATC-NE accuracy estimate (negative-entropy score, the variant of paper 5 Eq. 14-15), threshold
+                from the |FP−FN| sweep on the labelled reference set
+ATC-MC          ATC with the max-softmax (MC) score (Garg et al. 2022's other variant), same threshold sweep
 DoC             reference accuracy + mean target confidence − mean reference confidence
 AvgEnergy       −mean free energy at temperature T (paper 5 App. B, Eq. 16)
 MDE             Meta-Distribution Energy at temperature T (paper 5 Eq. 5); ``normalize=True`` subtracts log N
@@ -77,6 +79,7 @@ MEASURES = (
     "ConfScore",
     "Entropy",
     "ATC",
+    "ATC-MC",
     "DoC",
     "AvgEnergy",
     "MDE",
@@ -106,10 +109,11 @@ class Reference:
     label_distribution: np.ndarray
     frechet: FrechetDistance
     frechet_input: str
+    atc_threshold_mc: float = float("nan")
 
 
 def fit_reference(*, logits, labels, features=None) -> Reference:
-    """Fit ATC-NE's threshold, DoC's reference, COT's label distribution and Fréchet's Gaussian on the reference.
+    """Fit ATC's thresholds (NE and MC scores), DoC's reference, COT's label distribution and Fréchet's Gaussian on the reference.
 
     Parameters
     ----------
@@ -124,7 +128,9 @@ def fit_reference(*, logits, labels, features=None) -> Reference:
     if y.shape != (z.shape[0],):
         raise InputValidationError(f"labels: expected shape ({z.shape[0]},), got {y.shape}")
     p = softmax(z)
-    thr = atc_threshold(atc_scores(p, score="ne"), p.argmax(1) == y)
+    correct = p.argmax(1) == y
+    thr = atc_threshold(atc_scores(p, score="ne"), correct)
+    thr_mc = atc_threshold(atc_scores(p, score="mc"), correct)
     feats = features if features is not None else z
     fre = FrechetDistance().fit(features=np.asarray(feats, dtype=np.float64))
     return Reference(
@@ -134,6 +140,7 @@ def fit_reference(*, logits, labels, features=None) -> Reference:
         label_distribution(y, z.shape[1]),
         fre,
         "features" if features is not None else "logits",
+        float(thr_mc),
     )
 
 
@@ -179,6 +186,7 @@ def set_measures(
         "ConfScore": average_confidence(p),
         "Entropy": average_negative_entropy(p),
         "ATC": atc_accuracy(atc_scores(p, score="ne"), reference.atc_threshold),
+        "ATC-MC": atc_accuracy(atc_scores(p, score="mc"), reference.atc_threshold_mc),
         "DoC": doc_accuracy(
             reference_probs=reference.probs, reference_labels=reference.labels, target_probs=p
         ),

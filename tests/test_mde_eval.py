@@ -57,10 +57,31 @@ def test_set_measures_hand_computed(reference):
 def test_measures_follow_accuracy(reference):
     easy = set_measures(reference, logits=_logits(300, 4.0, 1)[0])
     hard = set_measures(reference, logits=_logits(300, 0.5, 1)[0])
-    for m in ("ConfScore", "Entropy", "ATC", "DoC", "AvgEnergy", "MDE", "COT"):
+    for m in ("ConfScore", "Entropy", "ATC", "ATC-MC", "DoC", "AvgEnergy", "MDE", "COT"):
         assert easy[m] > hard[m], m
     assert easy["Frechet"] < hard["Frechet"]
     assert np.isnan(easy["Agreement"])
+
+
+def test_atc_mc_hand_computed(reference):
+    # ATC-MC = share of examples whose max-softmax probability is at/above the reference MC threshold
+    t = reference.atc_threshold_mc
+    assert 0.25 <= t <= 1.0
+    p_hi = min(0.999, t + 0.5 * (1 - t))  # above the threshold
+    z_hi = np.log([p_hi, (1 - p_hi) / 3, (1 - p_hi) / 3, (1 - p_hi) / 3])
+    z_lo = np.zeros(4)  # max prob 0.25, below any threshold > 0.25
+    vals = set_measures(reference, logits=np.stack([z_hi, z_hi, z_hi, z_lo]))
+    assert vals["ATC-MC"] == pytest.approx(0.75)
+    # MC and NE thresholds are fitted separately, so the two ATC rows are different measures
+    assert reference.atc_threshold_mc != reference.atc_threshold
+
+
+def test_atc_mc_threshold_matches_reference_accuracy():
+    # on its own reference set the |FP - FN| threshold makes ATC-MC close to the reference accuracy
+    z, y = _logits(1000, 1.5, 7)
+    ref = fit_reference(logits=z, labels=y)
+    acc = float((z.argmax(1) == y).mean())
+    assert set_measures(ref, logits=z)["ATC-MC"] == pytest.approx(acc, abs=0.01)
 
 
 def test_mde_normalised_is_size_free_and_differs_by_log_n(reference):
