@@ -423,3 +423,26 @@ def test_finished_discriminators_are_restored_not_retrained(tmp_path, monkeypatc
         discriminator_votes(first, ins, outs, device="cpu"),
         discriminator_votes(second, ins, outs, device="cpu"),
     )
+
+
+@pytest.mark.parametrize("name", ["cogs", "pos"])
+def test_cogs_and_pos_tasks(name, monkeypatch):
+    from conftest import shared_data_dir
+
+    if shared_data_dir() is None:
+        pytest.skip("data not available")
+    monkeypatch.setenv("HELPERS_DATA", str(shared_data_dir()))
+    from helpers.data.pos import UNIVERSAL_TAGS
+    from helpers.seq2seq.tasks import load_task
+
+    t = load_task(name, n_train=200, n_dev=20, n_test=30, max_words=20)
+    assert len(t.train) == 200 and all(len(s) == 30 for s in t.test_sets.values())
+    if name == "pos":
+        assert t.shift == {"POS-WSJ": "ID", "POS-Brown": "OOD", "POS-EWT": "ID"}
+        for pairs in t.test_sets.values():
+            for x, y in pairs:
+                assert len(x.split()) == len(y.split()) <= 20 and set(y.split()) <= set(UNIVERSAL_TAGS)
+    else:
+        assert t.shift == {"COGS-test": "ID", "COGS-gen": "OOD", "SLOG-gen": "OOD"}
+    with pytest.raises(InputValidationError):
+        load_task("cfq")
