@@ -236,11 +236,14 @@ def _ig(
         return runner.scores(ids, segs, mask)
 
     lig = LayerIntegratedGradients(f, layer)
-    scores, deltas = [], []
     bs, n_steps = opt["batch_size"], opt["n_steps"]
     internal = opt.get("internal_batch_size") or bs * n_steps
+    scores: list[np.ndarray | None] = [None] * len(encs)
+    deltas = np.zeros(len(encs))
+    order = np.argsort([len(e.ids) for e in encs], kind="stable")  # similar lengths together: less padding
     for start in range(0, len(encs), bs):
-        chunk = encs[start : start + bs]
+        idx = order[start : start + bs]
+        chunk = [encs[i] for i in idx]
         ids = _pad([e.ids for e in chunk], runner.pad_id)
         segs = _pad([e.segments for e in chunk], 0)
         mask = (
@@ -252,16 +255,16 @@ def _ig(
             inputs=ids.to(runner.device),
             baselines=base.to(runner.device),
             additional_forward_args=(segs.to(runner.device), mask.to(runner.device)),
-            target=torch.as_tensor(targets[start : start + bs], dtype=torch.long).to(runner.device),
+            target=torch.as_tensor(targets[idx], dtype=torch.long).to(runner.device),
             n_steps=n_steps,
             internal_batch_size=internal,
             return_convergence_delta=True,
         )
         a = attr.sum(dim=-1).detach().float().cpu().numpy()
-        for i, e in enumerate(chunk):
-            scores.append(a[i, : len(e.ids)])
-        deltas.append(delta.detach().float().cpu().numpy().reshape(-1))
-    return scores, np.concatenate(deltas)
+        for row, (i, e) in enumerate(zip(idx, chunk)):
+            scores[i] = a[row, : len(e.ids)]
+        deltas[idx] = delta.detach().float().cpu().numpy().reshape(-1)
+    return scores, deltas
 
 
 def _free(e: Encoded, mask_special: bool) -> np.ndarray:
