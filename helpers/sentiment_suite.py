@@ -38,6 +38,7 @@ from torch import nn
 
 from helpers.cache import cached_arrays
 from helpers.errors import InputValidationError, UnknownNameError
+from helpers.estimators import softmax
 from helpers.paths import cache_dir
 
 __all__ = [
@@ -349,8 +350,7 @@ def predictions_frame(preds: dict[str, dict[str, np.ndarray]], data: SuiteData) 
     rows = []
     for name, p in preds.items():
         for split, labels in (("id", data.test_label), ("ood", data.ood_label)):
-            logits = torch.from_numpy(np.asarray(p[f"{split}_logits"], dtype=np.float32))
-            probs = torch.softmax(logits.double(), dim=1).numpy()
+            probs = softmax(np.asarray(p[f"{split}_logits"], dtype=np.float64))
             rows.append(
                 pd.DataFrame(
                     dict(

@@ -141,16 +141,20 @@ def predict_probs(
     tok = WordTokenizer(vocab)
 
     def compute():
+        from helpers.estimators import softmax
+        from helpers.training import predict
+
         fwd = _forward(model)
-        model.eval()
-        out = []
-        with torch.no_grad():
-            for s in range(0, len(inputs), batch_size):
-                encs = [tok.encode(x) for x in inputs[s : s + batch_size]]
-                ids = Vocab.pad([e.ids for e in encs])
-                segs = Vocab.pad([e.segments for e in encs])
-                out.append(torch.softmax(fwd(ids, segs, None), -1).numpy())
-        return {"probs": np.concatenate(out)}
+        items = [((e.ids, e.segments), 0) for e in (tok.encode(x) for x in inputs)]  # label unused
+        logits = predict(
+            model,
+            items,
+            batch_size=batch_size,
+            collate_fn=_collate,
+            forward_fn=lambda m, x: fwd(x["ids"], x["segments"], None),
+            device="cpu",
+        )
+        return {"probs": softmax(logits).astype(np.float32)}
 
     key = {
         "model": model_fingerprint(model),
