@@ -4,7 +4,7 @@ Examples
 --------
 python -m helpers run --profile default            # every notebook, default profile
 python -m helpers run --profile smoke --only 00_example -p epochs=1
-python -m helpers summary                           # rebuild figures/summary.{csv,md} from recorded results
+python -m helpers summary                           # rebuild figures/summary.{csv,md} and the README results section
 python -m helpers data check                        # verify every data file's sha256
 """
 
@@ -26,9 +26,27 @@ def _parse_param(text: str) -> tuple[str, Any]:
     return key.strip(), yaml.safe_load(value)
 
 
+def _report(profile: str, *, readme: bool) -> int:
+    """Write the summary (and, for the default profile, the README's results section) and say where."""
+    from helpers.paths import REPO_ROOT, figures_dir
+    from helpers.summary import write_report
+
+    # The README shows the default profile's results from the repository's figures folder only: a smoke run or a
+    # run writing its figures elsewhere (tests, a user's experiments) leaves the README alone.
+    use_readme = readme and profile == "default" and figures_dir().resolve() == (REPO_ROOT / "figures").resolve()
+    csv_path, md_path, updated = write_report(
+        profile, readme=REPO_ROOT / "README.md" if use_readme else None, stem=_summary_stem(profile)
+    )
+    print(f"summary -> {md_path} and {csv_path}" + ("; README results section updated" if updated else ""))
+    return 0
+
+
+def _summary_stem(profile: str) -> str:
+    return "summary" if profile == "default" else f"summary_{profile}"
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from helpers import runner
-    from helpers.results import collect, write_summary
 
     runs = runner.run_notebooks(
         profile=args.profile,
@@ -40,20 +58,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
     print()
     print(runner.format_runs(runs))
-    results = collect(runner.runs_dir() / args.profile / "results")
-    csv_path, md_path = write_summary(results)
-    print(f"\n{len(results)} recorded metric(s) -> {md_path} and {csv_path}")
+    _report(args.profile, readme=not args.no_readme)
     return 1 if any(r.status == "failed" for r in runs) else 0
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    from helpers.paths import runs_dir
-    from helpers.results import collect, write_summary
-
-    results = collect(runs_dir() / args.profile / "results")
-    csv_path, md_path = write_summary(results)
-    print(md_path.read_text(encoding="utf-8"))
-    return 0
+    return _report(args.profile, readme=not args.no_readme)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,10 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--kernel", default=None, help="Jupyter kernel name (default: this Python)")
     run.add_argument("--timeout", type=float, default=None, help="per-cell timeout in seconds")
+    run.add_argument("--no-readme", action="store_true", help="do not rewrite the README's results section")
     run.set_defaults(func=_cmd_run)
 
     summary = sub.add_parser("summary", help="rebuild figures/summary.{csv,md} from recorded results")
     summary.add_argument("--profile", default="default")
+    summary.add_argument("--no-readme", action="store_true", help="do not rewrite the README's results section")
     summary.set_defaults(func=_cmd_summary)
 
     try:

@@ -133,14 +133,21 @@ def collect(directory: str | Path | None = None) -> pd.DataFrame:
     return df[columns].sort_values(["notebook", "name", "labels"]).reset_index(drop=True)
 
 
+def _verdict(v: Any) -> str:
+    """``True``/``False`` (or an already rendered "pass"/"fail", as read back from summary.csv) -> text."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, str):
+        return v if v in ("pass", "fail", "") else ("pass" if v.lower() == "true" else "fail")
+    return "pass" if v else "fail"
+
+
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Add the comparison columns: difference to the paper's number where one is given."""
     df = frame.copy()
     df["paper"] = pd.to_numeric(df["paper"], errors="coerce")
     df["diff_vs_paper"] = df["value"] - df["paper"]
-    df["passed"] = df["passed"].map(
-        lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else ("pass" if v else "fail")
-    )
+    df["passed"] = df["passed"].map(_verdict)
     return df
 
 

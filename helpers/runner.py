@@ -23,6 +23,7 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,8 @@ class NotebookRun:
     error: str = ""
     source_sha256: str = ""
     params_sha256: str = ""
+    finished_at: str = ""  # UTC, ISO 8601
+    load_avg: float | None = None  # 1-minute load average at the end (timings on a shared CPU depend on it)
 
 
 def notebooks_dir() -> Path:
@@ -224,6 +227,8 @@ def run_notebook(
         run.error = f"{type(exc).__name__}: {exc}"
     finally:
         run.wall_s = time.perf_counter() - start
+        run.finished_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        run.load_avg = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
         for key, value in env_backup.items():
             if value is None:
                 os.environ.pop(key, None)
@@ -260,10 +265,15 @@ def run_notebooks(
         raise ProfileError(f"profile file(s) for notebook(s) that do not exist: {', '.join(unknown)}")
     status_path = _status_path(profile, output_dir)
     status_path.parent.mkdir(parents=True, exist_ok=True)
-    previous: dict[str, dict[str, Any]] = {}
-    if resume and status_path.exists():
-        previous = json.loads(status_path.read_text(encoding="utf-8"))
-    status: dict[str, dict[str, Any]] = dict(previous)
+    # The status file keeps every notebook's last run (running one notebook does not erase the others'); only
+    # --resume uses it to skip work.
+    status: dict[str, dict[str, Any]] = {}
+    if status_path.exists():
+        try:
+            status = json.loads(status_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            status = {}
+    previous = status if resume else {}
     runs: list[NotebookRun] = []
     for nb in notebooks:
         params = {**profile_params.get(nb.stem, {}), **dict(parameters or {})}
@@ -280,7 +290,8 @@ def run_notebooks(
             and prev.get("params_sha256")
             == _sha256(json.dumps(params_with_profile, sort_keys=True, default=str).encode())
         ):
-            run = NotebookRun(**{**prev, "status": "skipped"})
+            known = set(NotebookRun.__dataclass_fields__)
+            run = NotebookRun(**{**{k: v for k, v in prev.items() if k in known}, "status": "skipped"})
         else:
             if echo:
                 print(f"[{profile}] running {nb.name} ...", flush=True)

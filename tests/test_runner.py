@@ -122,3 +122,12 @@ def test_relative_data_dir_is_made_absolute_for_the_kernel(nb_dir, tmp_path, mon
     )
     run = runner.run_notebooks(profile="smoke", only=["03_env"], echo=False)[0]
     assert run.status == "ok", run.error
+
+
+def test_running_one_notebook_keeps_the_others_status(nb_dir):
+    runner.run_notebooks(profile="smoke", only=["01_ok"], echo=False)
+    runner.run_notebooks(profile="smoke", only=["02_fails"], echo=False)
+    status = json.loads((runner.runs_dir() / "smoke" / "run_status.json").read_text())
+    assert set(status) == {"01_ok", "02_fails"}
+    assert status["01_ok"]["status"] == "ok" and status["02_fails"]["status"] == "failed"
+    assert status["01_ok"]["finished_at"] and status["01_ok"]["load_avg"] is not None

@@ -1,0 +1,249 @@
+"""The results summary: every recorded headline metric beside the paper's number, the claims' pass/fail, run times.
+
+The main job (``python -m helpers run --profile default``) ends by calling :func:`write_report`, which writes
+
+* ``figures/summary.md`` and ``figures/summary.csv`` -- run times, the paper claims with pass/fail, every metric
+  with a paper number beside ours (difference and the paper's table/section), then every recorded metric;
+* the README's results section, between the markers ``<!-- results:begin -->`` and ``<!-- results:end -->``,
+  from the same tables, so the README never holds a number typed by hand.
+
+Inputs are the JSONL records of :mod:`helpers.results` and the runner's ``run_status.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from helpers.errors import HelpersError
+from helpers.paths import REPO_ROOT, figures_dir, runs_dir
+from helpers.results import collect, summary_table
+from helpers.tables import to_markdown
+
+__all__ = [
+    "README_BEGIN",
+    "README_END",
+    "run_times",
+    "claims_table",
+    "paper_comparison",
+    "render_summary",
+    "render_readme_section",
+    "update_readme",
+    "load_summary",
+    "write_report",
+]
+
+README_BEGIN = "<!-- results:begin -->"
+README_END = "<!-- results:end -->"
+
+# Figures shown in the README, per notebook, in order (those that exist are shown; a notebook without an entry
+# shows its first PNG).
+KEY_FIGURES: dict[str, list[str]] = {
+    "01_discriminator_bounds": ["01_discriminator_bounds_fig4_subsets.png"],
+    "02_selective_answering": ["02_selective_answering_curves.png"],
+    "03_self_training": ["03_self_training_estimated_vs_true.png"],
+    "04_attribution_ranking": ["04_attribution_ranking_fig5_factor_vs_acc.png"],
+    "05_mde": ["05_mde_scatter.png"],
+    "06_benchmark": ["06_benchmark_mae_heatmap.png"],
+}
+
+_PAPER_REF = re.compile(r"\((paper \d[^)]*)\)")
+
+
+def _source(row: pd.Series) -> str:
+    """The paper's table/section: the recorded ``source``, else a "(paper N, ...)" reference inside the claim."""
+    source = row.get("source")
+    if isinstance(source, str) and source.strip():
+        return source.strip()
+    match = _PAPER_REF.search(str(row.get("claim") or ""))
+    return match.group(1) if match else ""
+
+
+def run_times(profile: str = "default", *, directory: str | Path | None = None) -> pd.DataFrame:
+    """Per-notebook status, wall time (s), finish time and load average from ``<runs>/<profile>/run_status.json``.
+
+    Returns an empty frame when the profile has not run.
+    """
+    path = Path(directory) if directory is not None else runs_dir() / profile
+    status_file = path / "run_status.json"
+    columns = ["notebook", "status", "wall_s", "finished_at", "load_avg"]
+    if not status_file.exists():
+        return pd.DataFrame(columns=columns)
+    status = json.loads(status_file.read_text(encoding="utf-8"))
+    rows = [{c: entry.get(c) for c in columns} for entry in status.values()]
+    return pd.DataFrame(rows, columns=columns).sort_values("notebook").reset_index(drop=True)
+
+
+def _times_markdown(times: pd.DataFrame) -> str:
+    if times.empty:
+        return "No run status recorded for this profile.\n"
+    df = times.copy()
+    df["wall time"] = df["wall_s"].map(lambda s: f"{s / 60:.1f} min ({s:.0f} s)" if pd.notna(s) else "")
+    df["load avg"] = pd.to_numeric(df["load_avg"], errors="coerce")
+    table = to_markdown(df[["notebook", "status", "wall time", "load avg", "finished_at"]], digits=3)
+    ok = df["status"].isin(["ok", "skipped"])
+    total = float(df.loc[ok, "wall_s"].sum())
+    n_failed = int((df["status"] == "failed").sum())
+    return f"{table}\n\n**Total: {total / 60:.1f} min** ({total:.0f} s) over {len(df)} notebook(s), {n_failed} failed.\n"
+
+
+def claims_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per recorded paper claim: notebook, claim, labels, ours, paper, source, verdict (pass/fail)."""
+    df = summary_table(frame)
+    df = df[df["claim"].fillna("").astype(str).str.strip() != ""].copy()
+    df["source"] = df.apply(_source, axis=1)
+    df["verdict"] = df["passed"].replace("", "n/a")
+    df = df.rename(columns={"value": "ours"})
+    return df[["notebook", "claim", "labels", "ours", "paper", "source", "verdict"]].reset_index(drop=True)
+
+
+def paper_comparison(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every metric the paper reports a number for: ours, paper, ours - paper, and the paper's table/section."""
+    df = summary_table(frame)
+    df = df[df["paper"].notna()].copy()
+    df["source"] = df.apply(_source, axis=1)
+    df = df.rename(columns={"value": "ours", "diff_vs_paper": "ours - paper", "name": "metric"})
+    return df[["notebook", "metric", "labels", "ours", "paper", "ours - paper", "unit", "source"]].reset_index(
+        drop=True
+    )
+
+
+def _claim_counts(claims: pd.DataFrame) -> pd.DataFrame:
+    if claims.empty:
+        return pd.DataFrame(columns=["notebook", "claims", "pass", "fail"])
+    g = claims.groupby("notebook")["verdict"]
+    return pd.DataFrame(
+        {"claims": g.size(), "pass": g.apply(lambda v: int((v == "pass").sum())),
+         "fail": g.apply(lambda v: int((v == "fail").sum()))}
+    ).reset_index()
+
+
+def render_summary(frame: pd.DataFrame, times: pd.DataFrame, *, profile: str = "default") -> str:
+    """The full ``summary.md`` text."""
+    claims = claims_table(frame)
+    comparison = paper_comparison(frame)
+    n_pass = int((claims["verdict"] == "pass").sum())
+    parts = [
+        "# Results summary",
+        f"Profile `{profile}`: {len(frame)} recorded metrics from {frame['notebook'].nunique()} notebook(s). "
+        "Written by `python -m helpers summary` (the main job runs it at the end); do not edit by hand.",
+        "## Run times (this machine)",
+        _times_markdown(times),
+        f"## Paper claims: {n_pass} of {len(claims)} hold here",
+        to_markdown(_claim_counts(claims)),
+        to_markdown(claims),
+        "## Metrics the papers report, beside ours",
+        to_markdown(comparison),
+        "## Every recorded metric",
+        to_markdown(summary_table(frame)),
+    ]
+    return "\n\n".join(p.rstrip() for p in parts) + "\n"
+
+
+def _figure_links(figures: Path, readme_dir: Path, notebooks: list[str]) -> list[str]:
+    lines = []
+    for nb in notebooks:
+        wanted = [figures / name for name in KEY_FIGURES.get(nb, [])]
+        found = [p for p in wanted if p.exists()] or sorted(figures.glob(f"{nb}_*.png"))[:1]
+        for path in found:
+            try:
+                rel = path.resolve().relative_to(readme_dir.resolve()).as_posix()
+            except ValueError:
+                rel = path.as_posix()
+            lines.append(f"**{nb}**\n\n![{nb}]({rel})")
+    return lines
+
+
+def render_readme_section(
+    frame: pd.DataFrame, times: pd.DataFrame, *, profile: str = "default", figures: Path | None = None,
+    readme_dir: Path = REPO_ROOT,
+) -> str:
+    """The README's results section (between the markers), generated from the same tables as ``summary.md``."""
+    figures = Path(figures) if figures is not None else figures_dir()
+    claims = claims_table(frame)
+    n_pass = int((claims["verdict"] == "pass").sum())
+    compact = claims[["notebook", "claim", "labels", "ours", "paper", "source", "verdict"]]
+    notebooks = sorted(set(frame["notebook"]) | set(times["notebook"]))
+    parts = [
+        README_BEGIN,
+        "<!-- generated by `python -m helpers summary`; edits here are overwritten -->",
+        f"Measured by the main job on the `{profile}` profile on this project's reference machine (2 CPU cores, "
+        "no GPU); the full table with every metric is [figures/summary.md](figures/summary.md).",
+        "**Run times**",
+        _times_markdown(times),
+        f"**Paper claims: {n_pass} of {len(claims)} hold here** (pass/fail per claim; 'paper' is the paper's "
+        "number where it gives one, 'source' its table or section)",
+        to_markdown(_claim_counts(claims)),
+        to_markdown(compact),
+        "**Key figures**",
+        *_figure_links(figures, readme_dir, notebooks),
+        README_END,
+    ]
+    return "\n\n".join(p.rstrip() for p in parts)
+
+
+def update_readme(readme: str | Path, section: str) -> bool:
+    """Replace the text between the results markers of ``readme`` with ``section``; False if no markers."""
+    path = Path(readme)
+    text = path.read_text(encoding="utf-8")
+    begin, end = text.find(README_BEGIN), text.find(README_END)
+    if begin < 0 or end < begin:
+        return False
+    new = text[:begin] + section + text[end + len(README_END):]
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return True
+
+
+def load_summary(figures: str | Path | None = None, *, stem: str = "summary") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Read back ``<stem>.csv`` and the run times written by :func:`write_report` (the README's only inputs)."""
+    out = Path(figures) if figures is not None else figures_dir()
+    frame = pd.read_csv(out / f"{stem}.csv", keep_default_na=False, na_values=[""])
+    for col in ("unit", "source", "claim", "passed", "profile", "labels"):
+        frame[col] = frame[col].astype(object).where(frame[col].notna(), "").astype(str)
+    times_path = out / f"{stem.replace('summary', 'run_times', 1)}.csv"
+    times = pd.read_csv(times_path) if times_path.exists() else pd.DataFrame(
+        columns=["notebook", "status", "wall_s", "finished_at", "load_avg"]
+    )
+    times["finished_at"] = times["finished_at"].astype(object).where(times["finished_at"].notna(), "").astype(str)
+    return frame, times
+
+
+def write_report(
+    profile: str = "default", *, readme: str | Path | None = REPO_ROOT / "README.md",
+    figures: str | Path | None = None, stem: str = "summary",
+) -> tuple[Path, Path, bool]:
+    """Write ``<stem>.{csv,md}`` and the run times for ``profile`` and, if ``readme`` is given, its results section.
+
+    The README section is rendered from the files just written (read back with :func:`load_summary`), so a
+    test can regenerate it from the committed ``figures/`` alone.  Returns the CSV path, the Markdown path and
+    whether the README was updated.
+
+    Raises
+    ------
+    HelpersError
+        If nothing was recorded for ``profile`` (the notebooks have not run): an empty summary would replace a
+        good one.
+    """
+    frame = collect(runs_dir() / profile / "results")
+    if frame.empty:
+        raise HelpersError(
+            f"no recorded results under {runs_dir() / profile / 'results'}: run the notebooks first "
+            f"(python -m helpers run --profile {profile})"
+        )
+    out = Path(figures) if figures is not None else figures_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
+    times = run_times(profile)
+    summary_table(frame).to_csv(csv_path, index=False)
+    times.to_csv(out / f"{stem.replace('summary', 'run_times', 1)}.csv", index=False)
+    frame, times = load_summary(out, stem=stem)
+    md_path.write_text(render_summary(frame, times, profile=profile), encoding="utf-8")
+    updated = False
+    if readme is not None and Path(readme).exists():
+        section = render_readme_section(frame, times, profile=profile, figures=out, readme_dir=Path(readme).parent)
+        updated = update_readme(readme, section)
+    return csv_path, md_path, updated

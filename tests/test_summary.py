@@ -1,0 +1,131 @@
+"""The results summary and the README section generated from it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from helpers import summary
+from helpers.errors import HelpersError
+from helpers.paths import REPO_ROOT
+from helpers.results import record
+
+
+@pytest.fixture()
+def recorded(monkeypatch, tmp_path):
+    """Three records of a fake default run and its run_status.json, under the isolated runs folder."""
+    from helpers.paths import runs_dir
+
+    results = runs_dir() / "default" / "results"
+    monkeypatch.setenv("HELPERS_RESULTS", str(results))
+    record("rho", 0.95, notebook="05_x", paper=0.992, source="paper 5, Table 1", claim="MDE rho high", passed=False)
+    record("gain", 0.2, notebook="03_x", claim="self-training helps (paper 3, Sec. 5)", passed=True, pair="a")
+    record("acc", 0.8, notebook="03_x")
+    status = {
+        "03_x": {"notebook": "03_x", "status": "ok", "wall_s": 90.0, "finished_at": "t1", "load_avg": 1.5},
+        "05_x": {"notebook": "05_x", "status": "failed", "wall_s": 30.0, "finished_at": "t2", "load_avg": 0.5},
+    }
+    (runs_dir() / "default" / "run_status.json").write_text(json.dumps(status))
+    return results
+
+
+def test_claims_table_verdicts_and_source_fallback(recorded):
+    from helpers.results import collect
+
+    claims = summary.claims_table(collect(recorded))
+    assert list(claims["claim"]) == ["self-training helps (paper 3, Sec. 5)", "MDE rho high"]
+    assert list(claims["verdict"]) == ["pass", "fail"]
+    # no source recorded: taken from the "(paper N, ...)" reference inside the claim
+    assert list(claims["source"]) == ["paper 3, Sec. 5", "paper 5, Table 1"]
+    assert claims.loc[0, "labels"] == "pair=a"
+
+
+def test_paper_comparison_difference(recorded):
+    from helpers.results import collect
+
+    comp = summary.paper_comparison(collect(recorded))
+    assert len(comp) == 1 and comp.loc[0, "metric"] == "rho"
+    assert comp.loc[0, "ours - paper"] == pytest.approx(0.95 - 0.992)
+
+
+def test_run_times_total_counts_finished_notebooks_only(recorded):
+    times = summary.run_times("default")
+    assert list(times["notebook"]) == ["03_x", "05_x"]
+    text = summary._times_markdown(times)
+    assert "**Total: 1.5 min** (90 s) over 2 notebook(s), 1 failed." in text
+
+
+def test_write_report_and_readme_roundtrip(recorded, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# title\n\nbefore\n\n{summary.README_BEGIN}\nold text\n{summary.README_END}\n\nafter\n")
+    figs = tmp_path / "figs"
+    figs.mkdir()
+    (figs / "05_x_scatter.png").write_bytes(b"png")
+    csv_path, md_path, updated = summary.write_report("default", readme=readme, figures=figs)
+    assert updated
+    text = readme.read_text()
+    assert "old text" not in text and text.startswith("# title") and text.rstrip().endswith("after")
+    assert "Paper claims: 1 of 2 hold here" in text and "![05_x](figs/05_x_scatter.png)" in text
+    md = md_path.read_text()
+    assert "## Run times" in md and "| 05_x | rho |" in md and "-0.042" in md
+    # the README section is a function of the written files alone
+    frame, times = summary.load_summary(figs)
+    again = summary.render_readme_section(frame, times, figures=figs, readme_dir=tmp_path)
+    assert again in text
+    # idempotent
+    before = readme.read_text()
+    summary.write_report("default", readme=readme, figures=figs)
+    assert readme.read_text() == before
+
+
+def test_update_readme_without_markers_changes_nothing(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("no markers\n")
+    assert summary.update_readme(readme, "x") is False
+    assert readme.read_text() == "no markers\n"
+
+
+def test_write_report_refuses_an_empty_run(tmp_path):
+    with pytest.raises(HelpersError, match="run the notebooks first"):
+        summary.write_report("default", readme=None, figures=tmp_path)
+
+
+def test_smoke_summary_leaves_readme_alone(recorded, tmp_path):
+    from helpers.paths import runs_dir
+
+    smoke = runs_dir() / "smoke" / "results"
+    smoke.mkdir(parents=True)
+    (smoke / "03_x.jsonl").write_text((recorded / "03_x.jsonl").read_text())
+    before = (REPO_ROOT / "README.md").read_text()
+    out = subprocess.run(
+        [sys.executable, "-m", "helpers", "summary", "--profile", "smoke"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert "summary_smoke.md" in out.stdout and "README" not in out.stdout
+    assert (REPO_ROOT / "README.md").read_text() == before
+
+
+def test_committed_readme_section_is_generated_from_committed_summary():
+    """The README's results section equals what `python -m helpers summary` renders from figures/."""
+    figs = REPO_ROOT / "figures"
+    if not (figs / "summary.csv").exists():
+        pytest.skip("no committed summary")
+    frame, times = summary.load_summary(figs)
+    section = summary.render_readme_section(frame, times, figures=figs, readme_dir=REPO_ROOT)
+    assert section in (REPO_ROOT / "README.md").read_text(), (
+        "README results section is stale or edited by hand: run `python -m helpers summary`"
+    )
+
+
+def test_summary_csv_reads_back_with_verdicts():
+    figs = REPO_ROOT / "figures"
+    if not (figs / "summary.csv").exists():
+        pytest.skip("no committed summary")
+    frame, _ = summary.load_summary(figs)
+    claims = summary.claims_table(frame)
+    assert set(claims["verdict"]) <= {"pass", "fail", "n/a"}
+    assert pd.api.types.is_numeric_dtype(frame["value"])
