@@ -178,3 +178,19 @@ def test_deterministic_for_a_seed():
     pd.testing.assert_frame_equal(a, b)
     c = run_benchmark([task], methods=methods, n_boot=40, seed=8, progress=False).to_df().drop(columns="seconds")
     assert not np.allclose(a["lower"], c["lower"])
+
+
+def test_set_ranks_normalised_head_to_head():
+    def rows(method, task, errors):
+        est = {f"s{i}": {"estimate": 0.5 + e, "true_accuracy": 0.5} for i, e in enumerate(errors)}
+        return external_rows(task=task, family="f", method=method, kind="accuracy", estimates=est)
+
+    res = BenchmarkResult(pd.DataFrame(columns=COLUMNS)).add_rows(
+        [rows("x", "t1", [0.1, 0.3]), rows("y", "t1", [0.2, 0.0]), rows("z", "t1", [0.3]), rows("x", "t2", [0.5])]
+    )
+    sr = res.set_ranks()
+    # t1/s0: x < y < z -> 0, 0.5, 1; t1/s1: y < x -> 0, 1 (z absent); t2/s0 has one method: left out
+    assert sr.loc["x", "f"] == pytest.approx(0.5)
+    assert sr.loc["y", "f"] == pytest.approx(0.25)
+    assert sr.loc["z", "f"] == pytest.approx(1.0)
+    assert res.summary().loc["y", "mean_set_rank"] == pytest.approx(0.25)

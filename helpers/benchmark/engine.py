@@ -312,8 +312,27 @@ class BenchmarkResult:
         r["overall_rank"] = r["mean_rank"].rank(method="min")
         return r.sort_values(["mean_rank", "n_families"], ascending=[True, False])
 
+    def set_ranks(self) -> pd.DataFrame:
+        """Head-to-head ranks: on every target set, rank the methods that ran on it by absolute error (ties
+        averaged) and normalise to [0, 1] as ``(rank - 1) / (m - 1)`` (0 = best of the m methods on that set;
+        sets with one method are left out); mean per method (rows) and family (columns), plus ``overall``.
+
+        Unlike :meth:`ranks` (which ranks family-level MAEs, each over the rows a method ran on) this compares
+        methods only on the sets they share, and the normalisation keeps sets with few applicable methods from
+        looking easier."""
+        df = self.rows[["task", "family", "set", "method", "abs_error"]].copy()
+        grp = df.groupby(["task", "set"])["abs_error"]
+        m = grp.transform("size")
+        df["nrank"] = (grp.rank(method="average") - 1.0) / (m - 1.0)
+        df = df[m > 1]
+        t = df.pivot_table(index="method", columns="family", values="nrank", aggfunc="mean")
+        t.columns.name = None
+        t["overall"] = df.groupby("method")["nrank"].mean()
+        return t.sort_values("overall")
+
     def summary(self) -> pd.DataFrame:
-        """One row per method: overall MAE, coverage, mean width, total seconds, mean rank, overall rank."""
+        """One row per method: overall MAE, coverage, mean width, total seconds, family-MAE mean rank and overall
+        rank (:meth:`ranks`), and the mean normalised per-set rank (:meth:`set_ranks`)."""
         ranks = self.ranks()
         out = pd.DataFrame(
             {
@@ -325,6 +344,7 @@ class BenchmarkResult:
             }
         )
         out = out.join(ranks[["mean_rank", "n_families", "overall_rank"]])
+        out["mean_set_rank"] = self.set_ranks()["overall"]
         return out.sort_values(["mean_rank", "mae"])
 
 

@@ -1,0 +1,66 @@
+"""Figures and text of the head-to-head benchmark (notebook 06) from a :class:`BenchmarkResult`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from helpers.benchmark.engine import BenchmarkResult
+
+__all__ = ["mae_heatmap", "coverage_width_plot", "seconds_plot", "best_per_family"]
+
+
+def mae_heatmap(result: BenchmarkResult, *, ax=None, title: str = "MAE (percent points)"):
+    """Heat map of MAE (pp) per method (rows, best overall first) and family (columns); blank = not applicable."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    mae = 100.0 * result.mae()
+    mae = mae.loc[mae["overall"].sort_values().index]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.3 * mae.shape[1] + 3, 0.38 * mae.shape[0] + 1.2))
+    sns.heatmap(mae, annot=True, fmt=".1f", cmap="viridis_r", cbar_kws={"label": "MAE (pp)"}, ax=ax)
+    ax.set(title=title, xlabel="", ylabel="")
+    return ax
+
+
+def coverage_width_plot(result: BenchmarkResult, *, level: float = 0.95, ax=None):
+    """Coverage (fraction of sets whose true accuracy is inside the interval) vs mean width, one point per method."""
+    import matplotlib.pyplot as plt
+
+    cov, wid = result.coverage()["overall"], result.width()["overall"]
+    both = pd.DataFrame({"coverage": cov, "width": 100.0 * wid}).dropna()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 4.5))
+    ax.scatter(both["width"], both["coverage"], s=30)
+    for name, row in both.iterrows():
+        ax.annotate(name, (row["width"], row["coverage"]), fontsize=8, xytext=(3, 2), textcoords="offset points")
+    ax.axhline(level, ls="--", c="grey", lw=1, label=f"nominal {level:.0%}")
+    ax.set(xlabel="mean interval width (pp)", ylabel="coverage of the true accuracy", ylim=(-0.03, 1.03),
+           title="Intervals: coverage vs width")  # fmt: skip
+    ax.legend(loc="lower right")
+    return ax
+
+
+def seconds_plot(result: BenchmarkResult, *, ax=None):
+    """Total estimator seconds per method (log scale; model inference and training excluded unless noted)."""
+    import matplotlib.pyplot as plt
+
+    sec = result.seconds()["overall"].sort_values()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 0.3 * len(sec) + 1))
+    ax.barh(sec.index, np.maximum(sec.to_numpy(), 1e-4))
+    ax.set(xscale="log", xlabel="seconds (all tasks, incl. bootstrap)", title="Run time")
+    return ax
+
+
+def best_per_family(result: BenchmarkResult) -> pd.DataFrame:
+    """Per family: the method with the lowest MAE, its MAE and the runner-up (for the written conclusion)."""
+    mae = result.mae()
+    rows = []
+    for fam in mae.columns:
+        s = mae[fam].dropna().sort_values()
+        rows.append({"family": fam, "best": s.index[0], "best_mae": s.iloc[0],
+                     "second": s.index[1] if len(s) > 1 else None,
+                     "second_mae": s.iloc[1] if len(s) > 1 else np.nan, "n_methods": len(s)})  # fmt: skip
+    return pd.DataFrame(rows)
