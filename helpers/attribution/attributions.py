@@ -63,17 +63,36 @@ ATTRIBUTION_COLUMNS = [
     "special",
     "score",
     "target",
+    "word",
 ]
 
 
 @dataclass
 class Encoded:
-    """One tokenised input: ids, segment of each token, token strings, and which positions are special."""
+    """One tokenised input: ids, segment of each token, token strings, which positions are special, and words.
+
+    ``words[t]`` is the index, within its segment, of the word that token t belongs to (several WordPiece tokens
+    share one word), or -1 for special tokens; ``None`` means one word per non-special token.
+    """
 
     ids: list[int]
     segments: list[int]
     tokens: list[str]
     special: list[bool]
+    words: list[int] | None = None
+
+    def word_index(self) -> list[int]:
+        """``words``, or (when not given) the running count of non-special tokens per segment."""
+        if self.words is not None:
+            return list(self.words)
+        out, count = [], {}
+        for seg, sp in zip(self.segments, self.special):
+            if sp:
+                out.append(-1)
+                continue
+            out.append(count.get(seg, 0))
+            count[seg] = count.get(seg, 0) + 1
+        return out
 
 
 class WordTokenizer:
@@ -142,28 +161,52 @@ class HFTokenizer:
 
     ``[CLS] a [SEP] b [SEP]``; token_type_ids give the segments (the first [SEP] closes segment 0); [CLS] and
     [SEP] are ``special``.  The baseline / mask token is ``[MASK]``.
+
+    Parameters
+    ----------
+    tokenizer : transformers (fast) tokenizer
+    max_length : int, default 128
+        Truncation length of the encoded input (pairs: longest-first).
+    split_words : callable ``str -> list[str]``, optional
+        Pre-split each text into words (e.g. :func:`helpers.models.text.tokenize`) and tokenise with
+        ``is_split_into_words=True``: the ``words`` of every token then index the same words as the word-level
+        tokenizer, so example metadata given as ``(segment, word_index)`` (critical, swapped, control words) map
+        to the right WordPiece tokens.
     """
 
-    def __init__(self, tokenizer: Any, *, max_length: int = 128):
+    def __init__(
+        self, tokenizer: Any, *, max_length: int = 128, split_words: Callable[[str], list[str]] | None = None
+    ):
         self.tokenizer = tokenizer
         self.max_length = max_length
+        self.split_words = split_words
         self.mask_id = (
             tokenizer.mask_token_id if tokenizer.mask_token_id is not None else tokenizer.unk_token_id
         )
         self.pad_id = tokenizer.pad_token_id or 0
 
     def identity(self) -> str:
-        return f"{type(self.tokenizer).__name__}:{getattr(self.tokenizer, 'name_or_path', '')}:{len(self.tokenizer)}"
+        name = getattr(self.tokenizer, "name_or_path", "")
+        split = getattr(self.split_words, "__qualname__", None) if self.split_words else None
+        return f"{type(self.tokenizer).__name__}:{name}:{len(self.tokenizer)}:{self.max_length}:{split}"
 
     def encode(self, item: str | Sequence[str]) -> Encoded:
-        if isinstance(item, str):
-            enc = self.tokenizer(item, truncation=True, max_length=self.max_length)
-        else:
-            enc = self.tokenizer(item[0], item[1], truncation=True, max_length=self.max_length)
+        texts = [item] if isinstance(item, str) else list(item)
+        if not isinstance(item, str) and len(texts) != 2:
+            raise InputValidationError(f"a pair input must have 2 texts, got {len(texts)}")
+        kw: dict[str, Any] = dict(truncation=True, max_length=self.max_length)
+        if self.split_words is not None:
+            texts = [self.split_words(t) for t in texts]
+            kw["is_split_into_words"] = True
+        enc = self.tokenizer(*texts, **kw)
         ids = list(enc["input_ids"])
         segs = list(enc.get("token_type_ids", [0] * len(ids)))
-        special = [i in set(self.tokenizer.all_special_ids) for i in ids]
-        return Encoded(ids, segs, self.tokenizer.convert_ids_to_tokens(ids), special)
+        special_ids = set(self.tokenizer.all_special_ids)
+        special = [i in special_ids for i in ids]
+        words = None
+        if getattr(enc, "is_fast", False):
+            words = [-1 if sp or w is None else int(w) for w, sp in zip(enc.word_ids(), special)]
+        return Encoded(ids, segs, self.tokenizer.convert_ids_to_tokens(ids), special, words)
 
     def default_forward(self, model: nn.Module) -> Callable[..., torch.Tensor]:
         return lambda ids, segments, mask: model(input_ids=ids, attention_mask=mask, token_type_ids=segments)
@@ -237,34 +280,55 @@ def _ig(
 
     lig = LayerIntegratedGradients(f, layer)
     bs, n_steps = opt["batch_size"], opt["n_steps"]
-    internal = opt.get("internal_batch_size") or bs * n_steps
     scores: list[np.ndarray | None] = [None] * len(encs)
     deltas = np.zeros(len(encs))
     order = np.argsort([len(e.ids) for e in encs], kind="stable")  # similar lengths together: less padding
-    for start in range(0, len(encs), bs):
-        idx = order[start : start + bs]
-        chunk = [encs[i] for i in idx]
-        ids = _pad([e.ids for e in chunk], runner.pad_id)
-        segs = _pad([e.segments for e in chunk], 0)
-        mask = (
-            torch.arange(ids.shape[1])[None, :] < torch.tensor([len(e.ids) for e in chunk])[:, None]
-        ).long()
-        special = _pad([[int(s) and not opt["mask_special"] for s in e.special] for e in chunk], 1).bool()
-        base = torch.where(special | (mask == 0), ids, torch.full_like(ids, mask_id))
-        attr, delta = lig.attribute(
-            inputs=ids.to(runner.device),
-            baselines=base.to(runner.device),
-            additional_forward_args=(segs.to(runner.device), mask.to(runner.device)),
-            target=torch.as_tensor(targets[idx], dtype=torch.long).to(runner.device),
-            n_steps=n_steps,
-            internal_batch_size=internal,
-            return_convergence_delta=True,
-        )
-        a = attr.sum(dim=-1).detach().float().cpu().numpy()
-        for row, (i, e) in enumerate(zip(idx, chunk)):
-            scores[i] = a[row, : len(e.ids)]
-        deltas[idx] = delta.detach().float().cpu().numpy().reshape(-1)
+    # only gradients w.r.t. the embedding output are needed: parameters need no graph of their own
+    frozen = [p for p in runner.model.parameters() if p.requires_grad]
+    for p in frozen:
+        p.requires_grad_(False)
+    try:
+        for start in range(0, len(encs), bs):
+            idx = order[start : start + bs]
+            _ig_call(lig, runner, encs, idx, targets, mask_id, n_steps, scores, deltas, opt)
+    finally:
+        for p in frozen:
+            p.requires_grad_(True)
     return scores, deltas
+
+
+# forward rows of one IG chunk ≈ IG_TOKEN_BUDGET / padded length: a few thousand token rows keep the activations
+# cache-resident on CPU (measured ~1.5-2x faster per row than one 2048-row forward) while amortising the per-call
+# Python overhead of Captum over many examples and steps
+IG_TOKEN_BUDGET = 4096
+
+
+def _ig_call(lig, runner, encs, idx, targets, mask_id, n_steps, scores, deltas, opt) -> None:
+    """One Captum call on the examples ``idx`` (padded to their own longest length)."""
+    chunk = [encs[i] for i in idx]
+    ids = _pad([e.ids for e in chunk], runner.pad_id)
+    segs = _pad([e.segments for e in chunk], 0)
+    mask = (
+        torch.arange(ids.shape[1])[None, :] < torch.tensor([len(e.ids) for e in chunk])[:, None]
+    ).long()
+    special = _pad([[int(s) and not opt["mask_special"] for s in e.special] for e in chunk], 1).bool()
+    base = torch.where(special | (mask == 0), ids, torch.full_like(ids, mask_id))
+    internal = opt.get("internal_batch_size") or max(
+        len(chunk), min(len(chunk) * n_steps, IG_TOKEN_BUDGET // ids.shape[1])
+    )
+    attr, delta = lig.attribute(
+        inputs=ids.to(runner.device),
+        baselines=base.to(runner.device),
+        additional_forward_args=(segs.to(runner.device), mask.to(runner.device)),
+        target=torch.as_tensor(targets[idx], dtype=torch.long).to(runner.device),
+        n_steps=n_steps,
+        internal_batch_size=internal,
+        return_convergence_delta=True,
+    )
+    a = attr.sum(dim=-1).detach().float().cpu().numpy()
+    for row, (i, e) in enumerate(zip(idx, chunk)):
+        scores[i] = a[row, : len(e.ids)]
+    deltas[idx] = delta.detach().float().cpu().numpy().reshape(-1)
 
 
 def _free(e: Encoded, mask_special: bool) -> np.ndarray:
@@ -403,7 +467,8 @@ def attribute(
     Returns
     -------
     pandas.DataFrame
-        Columns ``example, model, method, segment, position, token, special, score, target``; ``frame.attrs``
+        Columns ``example, model, method, segment, position, token, special, score, target, word`` (``word``:
+        index of the token's word within its segment, -1 for special tokens); ``frame.attrs``
         holds ``delta`` (IG convergence deltas per example; NaN for SHAP/LIME) and ``probs`` (N × C), as lists.
 
     Raises
@@ -476,6 +541,7 @@ def attribute(
             "special": arrays["special"].astype(bool),
             "score": arrays["score"].astype(float),
             "target": arrays["target"].astype(int),
+            "word": np.concatenate([e.word_index() for e in encs]).astype(int),
         }
     )
     # plain lists (not arrays) so that pd.concat can compare the attrs of several frames
