@@ -8,8 +8,10 @@ import pytest
 import torch
 
 from helpers.attribution.experiment import (
+    SettingResult,
     accuracy_table,
     build_model,
+    factor_variants,
     pair_vocab,
     predict_probs,
     run_setting,
@@ -89,3 +91,19 @@ def test_msgs_end_to_end_small():
     with pytest.raises(UnknownNameError):
         run_setting(suite, v, ood=ood, population=pop, columns=["text"], factors=["NOPE"])
     _ = pd  # noqa
+
+
+def test_factor_variants_known_answer():
+    """Model A (better) explains class 0 everywhere, B class 1: negating A's scores (fixed class 1) flips SUM-DIFF."""
+    rows = []
+    for model, target, scores in (("A", 0, [0.1, 0.1, 0.0, 0.5]), ("B", 1, [0.3, 0.1, 0.0, 0.2])):
+        for ex in range(4):
+            for pos, (tok, seg, sp, sc) in enumerate(zip("ab|c", [0, 0, 0, 1], [0, 0, 1, 0], scores)):
+                rows.append((ex, model, "shap", seg, pos, tok, bool(sp), sc, target, -1 if sp else pos % 3))
+    attr = pd.DataFrame(rows, columns=["example", "model", "method", "segment", "position", "token", "special",
+                                       "score", "target", "word"])  # fmt: skip
+    models = pd.DataFrame({"model": ["A", "B"], "ood_accuracy": [0.9, 0.5], "id_accuracy": [1.0, 1.0]})
+    res = SettingResult(models, pd.DataFrame(), pd.DataFrame(), attr, pd.DataFrame())
+    out = factor_variants(res, pd.DataFrame(index=range(4)), factors=["SUM-DIFF"], n_boot=20).set_index("variant")
+    # paper reading: A's SUM-DIFF (-0.43) < B's (0.33), lower = better -> correct; negated A (0.43) -> wrong
+    assert out.accuracy.to_dict() == {"paper reading": 1.0, "opposite direction": 0.0, "fixed class 1": 0.0}

@@ -143,3 +143,18 @@ def test_factor_values_errors():
 def test_directions_documented():
     assert FACTORS["IRREG"].higher_is_better and FACTORS["CONST"].higher_is_better
     assert not FACTORS["MAX-DIFF"].higher_is_better and not FACTORS["INDEX-DIFF"].higher_is_better
+
+
+def test_word_column_maps_word_indices_to_every_piece():
+    """With sub-word tokens (``word`` column) a (segment, word) pair selects all of the word's pieces."""
+    from helpers.attribution.factors import _abs_positions
+
+    g = pd.DataFrame({"position": range(7), "segment": [0, 0, 0, 0, 0, 1, 1],
+                      "special": [True, False, False, False, True, False, True],
+                      "word": [-1, 0, 1, 1, -1, 0, -1]})  # fmt: skip
+    assert _abs_positions(g, [(0, 1)]) == [2, 3]
+    assert _abs_positions(g, [(1, 0), (0, 0)]) == [5, 1]
+    with pytest.raises(InputValidationError):
+        _abs_positions(g, [(1, 1)])
+    a = np.array([0.0, 0.1, 0.2, 0.3, 0.0, 0.4, 0.0])
+    assert swap_avg(a, _abs_positions(g, [(0, 1), (1, 0)])) == pytest.approx(0.3)

@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from helpers.attribution.attributions import WordTokenizer, attribute, model_fingerprint
+from helpers.attribution.attributions import HFTokenizer, WordTokenizer, attribute, model_fingerprint
 from helpers.attribution.evaluation import BASELINES, baseline_scores, ranking_table
 from helpers.attribution.factors import FACTORS, factor_matrix, factor_values
 from helpers.attribution.tiny import TinyTransformer
@@ -36,8 +36,10 @@ __all__ = [
     "SettingResult",
     "run_setting",
     "train_suite",
+    "model_tokenizer",
     "accuracy_table",
     "window_ablation",
+    "factor_variants",
 ]
 
 SEP = "<sep>"
@@ -50,7 +52,13 @@ ARCHITECTURES: dict[str, dict[str, Any]] = {
     "tiny-small-em": dict(kind="transformer", dim=32, heads=2, num_layers=1, ff=64, exact_match=True),
     "tiny-wide-em": dict(kind="transformer", dim=96, heads=4, num_layers=3, ff=192, exact_match=True),
     "textcnn": dict(kind="textcnn", dim=64, filters=32),
+    # pretrained MiniLM-L6 (all-MiniLM-L6-v2, from the local wheel) and a truncated copy (its first 2 layers),
+    # fine-tuned end to end with a linear head: lr and epochs here override train_classifier's (fine-tuning a
+    # pretrained encoder wants a ~20x smaller step and fewer passes than training a tiny model from scratch)
+    "minilm-l6": dict(kind="minilm", num_layers=6, lr=1e-4, epochs=2),
+    "minilm-l2": dict(kind="minilm", num_layers=2, lr=1e-4, epochs=2),
 }
+MINILM_MAX_LENGTH = 64  # WordPiece tokens per (pair) input: the generated pairs are ≤ 2 × 18 words
 
 
 def pair_vocab(texts: Iterable[str]) -> Vocab:
@@ -68,20 +76,47 @@ def _inputs(frame: pd.DataFrame, columns: Sequence[str]) -> list[Any]:
 
 
 def build_model(arch: str, vocab: Vocab, *, seed: int = 0, max_len: int = 64) -> nn.Module:
-    """A fresh model of a named architecture (:data:`ARCHITECTURES`)."""
+    """A fresh model of a named architecture (:data:`ARCHITECTURES`); MiniLM members load pretrained weights."""
     if arch not in ARCHITECTURES:
         raise UnknownNameError("architecture", arch, list(ARCHITECTURES))
     spec = dict(ARCHITECTURES[arch])
     kind = spec.pop("kind")
     torch.manual_seed(seed)
+    if kind == "minilm":
+        from helpers.models.minilm import MiniLMClassifier
+
+        model = MiniLMClassifier(2, num_layers=spec["num_layers"])
+        model.arch = arch
+        return model
     if kind == "transformer":
         return TinyTransformer(len(vocab), 2, sep_id=vocab.stoi[SEP], max_len=max_len, **spec)
     return TextCNN(len(vocab), 2, dim=spec["dim"], filters=spec["filters"])
 
 
+def _is_minilm(model: nn.Module) -> bool:
+    from helpers.models.minilm import MiniLMClassifier
+
+    return isinstance(model, MiniLMClassifier)
+
+
+def model_tokenizer(model: nn.Module, vocab: Vocab) -> WordTokenizer | HFTokenizer:
+    """The tokenizer adapter a model reads: its own WordPiece tokenizer (MiniLM) or the word vocabulary.
+
+    MiniLM inputs are pre-split with :func:`helpers.models.text.tokenize`, so word indices (critical / swapped /
+    control words) mean the same words for every architecture.
+    """
+    if _is_minilm(model):
+        return HFTokenizer(model.tokenizer, max_length=MINILM_MAX_LENGTH, split_words=tokenize)
+    return WordTokenizer(vocab)
+
+
 def _forward(model: nn.Module):
     if isinstance(model, TinyTransformer):
         return lambda ids, segments, mask: model(ids, segments)
+    if _is_minilm(model):
+        return lambda ids, segments, mask: model(
+            ids, (ids != 0).long() if mask is None else mask, segments
+        )  # [PAD] is id 0 in MiniLM's vocabulary
     return lambda ids, segments, mask: model(ids)
 
 
@@ -107,14 +142,17 @@ def train_classifier(
 ) -> nn.Module:
     """Train a word-level classifier on texts or pairs; checkpoints under ``cache/checkpoints/attribution-<key>``.
 
-    ``key`` must name everything the model depends on (setting, mix, architecture, data size, seed).
+    ``key`` must name everything the model depends on (setting, mix, architecture, data size, seed).  MiniLM
+    architectures fine-tune with their own ``lr`` and ``epochs`` (:data:`ARCHITECTURES`).
     """
     from helpers.training import fit
 
-    tok = WordTokenizer(vocab)
+    model = build_model(arch, vocab, seed=seed)
+    lr = ARCHITECTURES[arch].get("lr", lr)
+    epochs = ARCHITECTURES[arch].get("epochs", epochs)
+    tok = model_tokenizer(model, vocab)
     encs = [tok.encode(x) for x in inputs]
     items = [((e.ids, e.segments), int(y)) for e, y in zip(encs, labels)]
-    model = build_model(arch, vocab, seed=seed)
     fwd = _forward(model)
     fit(
         model,
@@ -138,7 +176,7 @@ def predict_probs(
     model: nn.Module, vocab: Vocab, inputs: Sequence[Any], *, batch_size: int = 256
 ) -> np.ndarray:
     """Softmax probabilities ``(N, 2)`` of ``model`` on ``inputs``, cached by model parameters and inputs."""
-    tok = WordTokenizer(vocab)
+    tok = model_tokenizer(model, vocab)
 
     def compute():
         from helpers.estimators import softmax
@@ -159,6 +197,7 @@ def predict_probs(
     key = {
         "model": model_fingerprint(model),
         "inputs": [list(x) if not isinstance(x, str) else x for x in inputs],
+        **({"tokenizer": tok.identity()} if isinstance(tok, HFTokenizer) else {}),
     }
     return cached_arrays("attribution-probs", key, compute)["probs"]
 
@@ -216,7 +255,6 @@ def run_setting(
     unknown = [f for f in factors if f not in FACTORS]
     if unknown:
         raise UnknownNameError("factor", unknown[0], list(FACTORS))
-    tok = WordTokenizer(vocab)
     ood_inputs, pop_inputs = _inputs(ood, columns), _inputs(population, columns)
     rows = []
     for name in names:
@@ -238,7 +276,7 @@ def run_setting(
     jobs = [(n, m) for m in methods for n in names]
     for name, method in tqdm(jobs, desc="attributions", disable=not progress):
         frames.append(
-            attribute(models[name], tok, pop_inputs, method=method, model_name=name, forward=_forward(models[name]),
+            attribute(models[name], model_tokenizer(models[name], vocab), pop_inputs, method=method, model_name=name, forward=_forward(models[name]),
                       seed=seed, **dict(attribution_kw or {}))
         )  # fmt: skip
     attributions = pd.concat(frames, ignore_index=True)
@@ -284,7 +322,7 @@ def train_suite(
         slug = "".join(c if c.isalnum() else "_" for c in name)
         out[name] = train_classifier(
             _inputs(frame, columns), frame["label"].tolist(), vocab, arch=a, epochs=epochs, batch_size=batch_size,
-            lr=lr, seed=seed, key=f"{key}-{slug}-{a}-n{len(frame)}-e{epochs}-s{seed}",
+            lr=lr, seed=seed, key=f"{key}-{slug}-{a}-n{len(frame)}-e{ARCHITECTURES[a].get('epochs', epochs)}-s{seed}",
         )  # fmt: skip
     return out
 
@@ -339,3 +377,47 @@ def window_ablation(
         summary, _ = ranking_table(variants, acc, n_boot=n_boot, size=size, seed=seed, models=names)
         rows.append(summary.rename(columns={"method": "variant"}).assign(attribution=method))
     return pd.concat(rows, ignore_index=True)[["attribution", "variant", "accuracy"]]
+
+
+def factor_variants(
+    result: SettingResult,
+    population: pd.DataFrame,
+    *,
+    factors: Sequence[str],
+    meta_columns: Sequence[str] = (),
+    n_boot: int = 500,
+    size: int = 10,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Post-hoc diagnostic of the pair factors' sign conventions (why a factor can rank "backwards").
+
+    For every attribution method and factor of ``result``: the ranking accuracy of the paper's reading
+    (attributions explain the *predicted* class, §3; a priori direction of :data:`FACTORS`), of the same values
+    with the opposite direction, and of the factor on attributions that explain a *fixed* class (class 1:
+    entailment / paraphrase; for two-class probabilities the attribution towards p_0 = 1 − p_1 is the negated
+    one, so the scores of examples predicted 0 are negated).  Explaining the predicted class flips the sign of
+    a signed factor on every example the model predicts as class 0, so the mean factor partly tracks how often
+    a model predicts class 0 -- which differs between heuristic-following and robust models.
+
+    Returns a frame ``attribution, factor, variant, accuracy`` (accuracy in [0, 1]).
+    """
+    names = list(result.models["model"])
+    acc = result.models["ood_accuracy"].to_numpy()
+    meta = population[list(meta_columns)].reset_index(drop=True) if meta_columns else None
+    attr = result.attributions
+    fixed = attr.assign(score=np.where(attr["target"].to_numpy() == 1, attr["score"], -attr["score"]))
+    rows = []
+    for method in attr["method"].unique():
+        rankers: dict[str, tuple[np.ndarray, bool]] = {}
+        for f in factors:
+            hib = FACTORS[f].higher_is_better
+            paper = factor_matrix(factor_values(attr[attr["method"] == method], f, meta=meta), names)
+            fix = factor_matrix(factor_values(fixed[fixed["method"] == method], f, meta=meta), names)
+            rankers[f"{f}|paper reading"] = (paper, hib)
+            rankers[f"{f}|opposite direction"] = (paper, not hib)
+            rankers[f"{f}|fixed class 1"] = (fix, hib)
+        summary, _ = ranking_table(rankers, acc, n_boot=n_boot, size=size, seed=seed, models=names)
+        for key, value in zip(summary["method"], summary["accuracy"]):
+            factor, variant = key.split("|")
+            rows.append((method, factor, variant, float(value)))
+    return pd.DataFrame(rows, columns=["attribution", "factor", "variant", "accuracy"])

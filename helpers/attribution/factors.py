@@ -196,9 +196,21 @@ class Factor:
 
 
 def _abs_positions(g: pd.DataFrame, pairs: Any) -> list[int]:
-    """Map ``(segment, word_index)`` pairs to positions in the example's token sequence."""
+    """Map ``(segment, word_index)`` pairs to positions in the example's token sequence.
+
+    With a ``word`` column (sub-word tokenizers, see :class:`~helpers.attribution.attributions.Encoded`) every
+    token of the word is returned (in order), so a factor sums / averages over the word's pieces; without it the
+    ``word_index``-th non-special token of the segment.
+    """
     out = []
     nonspecial = g[~g["special"].to_numpy()]
+    if "word" in g.columns:
+        for seg, idx in pairs or []:
+            hit = (nonspecial["segment"].to_numpy() == int(seg)) & (nonspecial["word"].to_numpy() == int(idx))
+            if not hit.any():
+                raise InputValidationError(f"word {idx} of segment {seg} is not in this example (truncated?)")
+            out.extend(int(p) for p in nonspecial["position"].to_numpy()[hit])
+        return out
     for seg, idx in pairs or []:
         rows = nonspecial[nonspecial["segment"].to_numpy() == int(seg)]
         if not 0 <= int(idx) < len(rows):
