@@ -332,7 +332,7 @@ class BenchmarkResult:
 
     def summary(self) -> pd.DataFrame:
         """One row per method: overall MAE, coverage, mean width, total seconds, family-MAE mean rank and overall
-        rank (:meth:`ranks`), and the mean normalised per-set rank (:meth:`set_ranks`)."""
+        rank (:meth:`ranks`), and the mean normalised per-set rank (:meth:`set_ranks`, the sort key)."""
         ranks = self.ranks()
         out = pd.DataFrame(
             {
@@ -345,7 +345,7 @@ class BenchmarkResult:
         )
         out = out.join(ranks[["mean_rank", "n_families", "overall_rank"]])
         out["mean_set_rank"] = self.set_ranks()["overall"]
-        return out.sort_values(["mean_rank", "mae"])
+        return out.sort_values(["mean_set_rank", "mae"])
 
 
 def _check_args(tasks, methods, n_boot, level) -> tuple[list[ShiftTask], list[str]]:

@@ -56,11 +56,13 @@ def seconds_plot(result: BenchmarkResult, *, ax=None):
 
 def best_per_family(result: BenchmarkResult) -> pd.DataFrame:
     """Per family: the method with the lowest MAE, its MAE and the runner-up (for the written conclusion)."""
-    mae = result.mae()
+    mae = result.mae(overall=False)
+    n_sets = result.rows.groupby(["family", "method"]).size()
     rows = []
     for fam in mae.columns:
         s = mae[fam].dropna().sort_values()
         rows.append({"family": fam, "best": s.index[0], "best_mae": s.iloc[0],
                      "second": s.index[1] if len(s) > 1 else None,
-                     "second_mae": s.iloc[1] if len(s) > 1 else np.nan, "n_methods": len(s)})  # fmt: skip
+                     "second_mae": s.iloc[1] if len(s) > 1 else np.nan, "n_methods": len(s),
+                     "best_n_sets": int(n_sets.get((fam, s.index[0]), 0))})  # fmt: skip
     return pd.DataFrame(rows)
