@@ -417,3 +417,37 @@ def test_benchmark_runs_on_loaded_tasks(text_task, image_task):
         per = mae.loc[task]
         assert per.notna().all() and np.isfinite(per.to_numpy()).all()
         assert {"atc_mc", "doc", "mde_normalized", "nuclear_norm", "frechet"} <= set(per.index)
+
+
+# ------------------------------------------------------------------------------------------------ the notebook
+
+
+def test_benchmark_notebook_on_a_generated_dataset(tmp_path):
+    """notebooks/06_benchmark.ipynb through papermill (the runner) on a JSONL file it was never written for."""
+    import pandas as pd
+
+    from helpers.paths import figures_dir
+    from helpers.runner import run_notebooks
+
+    rows = text_rows(seed=3, n_train=240, n_ref=120, n_target=80)
+    rows = [{**r, "label": {"bad": -1, "meh": 0, "good": 1}[r["label"]]} for r in rows]  # integer labels
+    path = make_text_jsonl(tmp_path / "my reviews.jsonl", rows)
+    (run,) = run_notebooks(
+        profile="smoke",
+        only=["06_benchmark"],
+        parameters={"byod_path": str(path), "byod_kind": "auto", "families": [], "n_boot": 20},
+        echo=False,
+    )
+    assert run.status == "ok", f"cell {run.failed_cell}: {run.error}"
+    tasks = pd.read_csv(figures_dir() / "06_benchmark_tasks.csv")
+    assert tasks.task.tolist() == ["byod/my reviews"] and tasks.family.tolist() == ["byod"]
+    assert tasks.targets.item() == 3 and tasks.meta_sets.item() == 31
+    out = pd.read_csv(figures_dir() / "06_benchmark_rows.csv")
+    out = out[out.task == "byod/my reviews"]
+    assert set(out.set) == {"mild", "strong", "all new words"}
+    mae = out.groupby("method").abs_error.mean()
+    assert np.isfinite(mae.to_numpy()).all() and len(mae) >= 8
+    # accuracy-type and meta-set-regressed methods both ran
+    assert {"atc_mc", "doc", "cot", "mde_normalized", "nuclear_norm", "average_energy"} <= set(mae.index)
+    truth = out.groupby("set").true_accuracy.first()
+    assert truth["mild"] > truth["all new words"]
