@@ -24,7 +24,12 @@ from helpers.errors import DataNotFoundError, InputValidationError, UnknownNameE
 # ------------------------------------------------------------------------------------------------ fixtures
 
 FAST_TEXT = {"epochs": 6, "meta_severities": (1, 3, 5), "meta_compositions": 2}
-FAST_IMAGES = {"epochs": 30, "lr": 3e-3, "meta_corruptions": ("gaussian_noise", "fog", "contrast"), "meta_compositions": 1}
+FAST_IMAGES = {
+    "epochs": 30,
+    "lr": 3e-3,
+    "meta_corruptions": ("gaussian_noise", "fog", "contrast"),
+    "meta_compositions": 1,
+}
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +110,11 @@ def test_task_from_arrays_features_and_partner_all_or_none():
     extra = {f"{s}_features": rng.normal(size=(200, 5)) for s in sets}
     extra |= {f"{s}_partner": rng.normal(size=(200, 4)) for s in sets}
     task = task_from_arrays({**arrays, **extra}, name="mine")
-    assert set(task.features) == set(task.partner) == {"reference", "shift_a", "shift_b", "meta_m0", "meta_m1", "meta_m2"}
+    assert (
+        set(task.features)
+        == set(task.partner)
+        == {"reference", "shift_a", "shift_b", "meta_m0", "meta_m1", "meta_m2"}
+    )
     partial = {**arrays, "reference_features": extra["reference_features"]}
     with pytest.raises(InputValidationError, match="features: given for some sets but missing"):
         task_from_arrays(partial)
@@ -130,20 +139,43 @@ _NAN[3, 1] = np.nan
 @pytest.mark.parametrize(
     "arrays, match",
     [
-        (_drop(_A, "reference_logits", "reference_labels"), "missing the labelled reference set: expected keys reference_logits"),
+        (
+            _drop(_A, "reference_logits", "reference_labels"),
+            "missing the labelled reference set: expected keys reference_logits",
+        ),
         (_drop(_A, "shift_a_logits"), "set 'shift_a': missing shift_a_logits"),
         (_with(_A, shift_a_labels=_A["shift_a_labels"][:-5]), "shift_a_labels: expected 200 labels"),
         (_with(_A, shift_b_logits=_A["shift_b_logits"][:, :3]), "shift_b_logits: expected 4 columns"),
         (_with(_A, shift_a_logits=_NAN), "shift_a_logits: expected finite values, found 1 NaN"),
-        (_with(_A, reference_labels=_A["reference_labels"] + 7), r"reference_labels: expected labels in \[0, 3\]"),
-        (_with(_A, reference_logits=_A["reference_logits"][:, :1]), "reference_logits: expected at least 2 column"),
+        (
+            _with(_A, reference_labels=_A["reference_labels"] + 7),
+            r"reference_labels: expected labels in \[0, 3\]",
+        ),
+        (
+            _with(_A, reference_logits=_A["reference_logits"][:, :1]),
+            "reference_logits: expected at least 2 column",
+        ),
         (_drop(_A, "meta_m2_logits", "meta_m2_labels"), "meta-set: expected none or at least 3"),
         ({k: v for k, v in _A.items() if k.startswith(("reference", "meta"))}, "no target set"),
         (_with(_A, refernce_probs=_A["reference_logits"]), r"unexpected key\(s\) \['refernce_probs'\]"),
-        (_with(_A, shift_a_labels=_A["shift_a_labels"] + 0.5), "shift_a_labels: expected integer class indices"),
+        (
+            _with(_A, shift_a_labels=_A["shift_a_labels"] + 0.5),
+            "shift_a_labels: expected integer class indices",
+        ),
     ],
-    ids=["no-reference", "labels-only", "length-mismatch", "class-mismatch", "nan", "label-range", "one-class",
-         "meta-of-2", "no-target", "unknown-key", "float-labels"],
+    ids=[
+        "no-reference",
+        "labels-only",
+        "length-mismatch",
+        "class-mismatch",
+        "nan",
+        "label-range",
+        "one-class",
+        "meta-of-2",
+        "no-target",
+        "unknown-key",
+        "float-labels",
+    ],
 )
 def test_bad_logits_name_what_was_expected(tmp_path, arrays, match):
     from helpers.byod import load_task
@@ -191,7 +223,9 @@ def test_auto_detection(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     (tmp_path / "empty").mkdir()
     for bad in (tmp_path / "notes.txt", tmp_path / "empty"):
-        with pytest.raises(InputValidationError, match=r"expected a \.npz file or a folder of \.npy/\.npz files"):
+        with pytest.raises(
+            InputValidationError, match=r"expected a \.npz file or a folder of \.npy/\.npz files"
+        ):
             detect_kind(bad)
 
 
@@ -261,12 +295,21 @@ def _rows_small():
 @pytest.mark.parametrize(
     "rows, match",
     [
-        ([{"text": r["text"], "split": r["split"]} for r in _rows_small()], r"missing column\(s\) \['label'\]"),
+        (
+            [{"text": r["text"], "split": r["split"]} for r in _rows_small()],
+            r"missing column\(s\) \['label'\]",
+        ),
         ([r for r in _rows_small() if r["split"] != "train"], "no train rows"),
         ([r for r in _rows_small() if r["split"] != "val"], r"no reference rows; expected split values"),
         ([r for r in _rows_small() if r["split"] in ("train", "val")], "no target rows"),
-        ([{**r, "label": "good"} if r["split"] == "train" else r for r in _rows_small()], "train rows have a single class"),
-        ([{**r, "label": ""} if i == 3 else r for i, r in enumerate(_rows_small())], r"1 row\(s\) have no label"),
+        (
+            [{**r, "label": "good"} if r["split"] == "train" else r for r in _rows_small()],
+            "train rows have a single class",
+        ),
+        (
+            [{**r, "label": ""} if i == 3 else r for i, r in enumerate(_rows_small())],
+            r"1 row\(s\) have no label",
+        ),
     ],
     ids=["no-label-column", "no-train", "no-reference", "no-target", "single-class", "empty-label"],
 )
@@ -365,7 +408,9 @@ def test_image_odd_names_grayscale_and_ignored_files(tmp_path):
             d = root / split / cls
             d.mkdir(parents=True)
             for i in range(4):
-                Image.fromarray(rng.integers(0, 255, (10, 12), dtype=np.uint8), mode="L").save(d / f"-{i} ..ü.png")
+                Image.fromarray(rng.integers(0, 255, (10, 12), dtype=np.uint8), mode="L").save(
+                    d / f"-{i} ..ü.png"
+                )
             (d / ".hidden.png").write_bytes(b"not an image, hidden so ignored")
             (d / "labels.txt").write_text("ignored")
     task = load_task(root, **{**FAST_IMAGES, "meta": False, "epochs": 1})

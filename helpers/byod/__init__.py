@@ -65,14 +65,18 @@ def detect_kind(path: str | os.PathLike) -> str:
             return "logits"
         if suffix in (".csv", ".jsonl", ".ndjson"):
             return "text"
-        raise InputValidationError(f"{p.name}: cannot tell the kind of a {suffix or 'suffix-less'} file; expected {_ACCEPTED}")
+        raise InputValidationError(
+            f"{p.name}: cannot tell the kind of a {suffix or 'suffix-less'} file; expected {_ACCEPTED}"
+        )
     if any(f.suffix in (".npy", ".npz") for f in p.iterdir() if f.is_file()):
         return "logits"
     for split_dir in (d for d in p.iterdir() if d.is_dir()):
         for class_dir in (d for d in split_dir.iterdir() if d.is_dir()):
             if any(f.suffix.lower() in IMAGE_SUFFIXES for f in class_dir.iterdir() if f.is_file()):
                 return "images"
-    raise InputValidationError(f"{p}: found no logits arrays and no images in the expected layout; expected {_ACCEPTED}")
+    raise InputValidationError(
+        f"{p}: found no logits arrays and no images in the expected layout; expected {_ACCEPTED}"
+    )
 
 
 def load_task(path: str | os.PathLike, *, kind: str = "auto", seed: int = 0, **options: Any) -> ShiftTask:
@@ -109,12 +113,16 @@ def load_task(path: str | os.PathLike, *, kind: str = "auto", seed: int = 0, **o
     if kind == "logits":
         unknown = sorted(set(options) - {"name"})
         if unknown:
-            raise InputValidationError(f"load_task(kind='logits'): unknown option(s) {unknown}; accepted: name")
+            raise InputValidationError(
+                f"load_task(kind='logits'): unknown option(s) {unknown}; accepted: name"
+            )
         return load_logits_task(p, name=options.get("name"))
     if kind == "text":
         if not p.is_file():
             raise InputValidationError(f"{p}: kind='text' expects a .csv or .jsonl file, got a folder")
         return load_text_task(p, seed=seed, **options)
     if not p.is_dir():
-        raise InputValidationError(f"{p}: kind='images' expects a folder root/<split>/<class>/<images>, got a file")
+        raise InputValidationError(
+            f"{p}: kind='images' expects a folder root/<split>/<class>/<images>, got a file"
+        )
     return load_image_task(p, seed=seed, **options)

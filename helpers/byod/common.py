@@ -60,7 +60,9 @@ def resolve_path(path: str | os.PathLike) -> Path:
     for cand in tried:
         if cand.exists():
             return cand.resolve()
-    raise DataNotFoundError(f"byod path {str(path)!r} not found; looked at: {', '.join(str(t) for t in tried)}")
+    raise DataNotFoundError(
+        f"byod path {str(path)!r} not found; looked at: {', '.join(str(t) for t in tried)}"
+    )
 
 
 def sha256_file(path: Path, *, chunk: int = 1 << 20) -> str:
@@ -95,7 +97,9 @@ def label_map(values: Sequence[Any], *, what: str = "label") -> tuple[list, dict
     for v in vals:
         if isinstance(v, (bool, np.bool_)):
             ints = None
-        elif isinstance(v, (int, np.integer)) or (isinstance(v, (float, np.floating)) and float(v).is_integer()):
+        elif isinstance(v, (int, np.integer)) or (
+            isinstance(v, (float, np.floating)) and float(v).is_integer()
+        ):
             ints.append(int(v))
         elif isinstance(v, str) and _INT_RE.fullmatch(v.strip()):
             ints.append(int(v))
@@ -136,7 +140,9 @@ def check_options(kind: str, options: Mapping[str, Any], accepted: Mapping[str, 
     return {**accepted, **options}
 
 
-def pack_sets(sets: Mapping[str, Mapping[str, np.ndarray]], roles: Mapping[str, str]) -> dict[str, np.ndarray]:
+def pack_sets(
+    sets: Mapping[str, Mapping[str, np.ndarray]], roles: Mapping[str, str]
+) -> dict[str, np.ndarray]:
     """Arrays of named sets under index keys (``logits_0``, ``labels_0``, ``features_0`` ...) for the disk cache.
 
     Set names come from the user's data (split values, file names); keeping them out of the archive's member names

@@ -17,12 +17,28 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["text_rows", "make_text_csv", "make_text_jsonl", "make_image_folder", "logits_arrays", "make_logits_npz"]
+__all__ = [
+    "text_rows",
+    "make_text_csv",
+    "make_text_jsonl",
+    "make_image_folder",
+    "logits_arrays",
+    "make_logits_npz",
+]
 
 _WORDS = {
-    "bad": (["awful", "boring", "poor", "dull", "broken"], ["dreadful", "tedious", "shoddy", "lame", "faulty"]),
-    "good": (["great", "lovely", "superb", "fun", "solid"], ["splendid", "charming", "stellar", "enjoyable", "sturdy"]),
-    "meh": (["okay", "average", "fine", "plain", "middling"], ["passable", "ordinary", "adequate", "so-so", "mediocre"]),
+    "bad": (
+        ["awful", "boring", "poor", "dull", "broken"],
+        ["dreadful", "tedious", "shoddy", "lame", "faulty"],
+    ),
+    "good": (
+        ["great", "lovely", "superb", "fun", "solid"],
+        ["splendid", "charming", "stellar", "enjoyable", "sturdy"],
+    ),
+    "meh": (
+        ["okay", "average", "fine", "plain", "middling"],
+        ["passable", "ordinary", "adequate", "so-so", "mediocre"],
+    ),
 }
 _NEUTRAL = "the a this it was is product film item really quite and but very overall i we".split()
 
@@ -97,7 +113,9 @@ def _shape(rng: np.random.Generator, cls: int, size: int, colour, noise: float) 
     return (np.clip(img, 0, 1) * 255).astype(np.uint8)
 
 
-def make_image_folder(root: str | os.PathLike, seed: int = 0, *, n_train: int = 40, n_other: int = 15, size: int = 16) -> Path:
+def make_image_folder(
+    root: str | os.PathLike, seed: int = 0, *, n_train: int = 40, n_other: int = 15, size: int = 16
+) -> Path:
     """``root/<split>/<class>/*.png`` shapes; targets shift colour (``blue``) or add noise (``noisy``)."""
     from PIL import Image
 

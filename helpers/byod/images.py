@@ -116,7 +116,9 @@ def read_images(files: list[Path], *, size: int, channels: int | str = "auto") -
         try:
             with Image.open(f) as im:
                 gray_modes.append(im.mode in ("1", "L", "LA", "I", "I;16", "F"))
-                rgb.append(np.asarray(im.convert("RGB").resize((size, size), Image.BILINEAR), dtype=np.float32))
+                rgb.append(
+                    np.asarray(im.convert("RGB").resize((size, size), Image.BILINEAR), dtype=np.float32)
+                )
         except (UnidentifiedImageError, OSError) as exc:
             raise InputValidationError(f"{f.name}: not a readable image ({exc})") from exc
     x = np.stack(rgb) / 255.0
@@ -162,10 +164,16 @@ def load_image_task(root: Path, *, seed: int = 0, **options: Any) -> ShiftTask:
         raise InputValidationError(f"model: expected 'cnn' or 'cnn_bn' for images, got {opts['model']!r}")
     size = int(opts["image_size"])
     if size < 4 or size % 2:
-        raise InputValidationError(f"image_size: expected an even number of pixels >= 4, got {opts['image_size']!r}")
+        raise InputValidationError(
+            f"image_size: expected an even number of pixels >= 4, got {opts['image_size']!r}"
+        )
     entries = scan_image_folder(root)
     roles = [split_role(s) for s, _, _ in entries]
-    for role, what in (("train", "train/"), ("reference", "reference/ (or val/)"), ("target", "a target folder")):
+    for role, what in (
+        ("train", "train/"),
+        ("reference", "reference/ (or val/)"),
+        ("target", "a target folder"),
+    ):
         if role not in roles:
             raise InputValidationError(
                 f"{root.name}: no {role} images; expected root/train/<class>/, root/reference/<class>/ (or val/) "
@@ -178,7 +186,9 @@ def load_image_task(root: Path, *, seed: int = 0, **options: Any) -> ShiftTask:
     y = np.asarray([mapping[c] for _, c, _ in entries], dtype=np.int64)
     roles_arr = np.asarray(roles)
     if len(set(y[roles_arr == "train"].tolist())) < 2:
-        raise InputValidationError(f"{root.name}: train/ has a single class folder; expected at least 2 classes")
+        raise InputValidationError(
+            f"{root.name}: train/ has a single class folder; expected at least 2 classes"
+        )
     digest = sha256_files(root, [f for _, _, f in entries])
     specs = (
         image_metaset(

@@ -45,7 +45,9 @@ def _load_npz(path: Path) -> dict[str, np.ndarray]:
             f"{path.name}: could not read the archive without pickle ({exc}); save numeric arrays only"
         ) from exc
     except Exception as exc:  # zipfile.BadZipFile, OSError
-        raise InputValidationError(f"{path.name}: not a readable .npz archive ({type(exc).__name__}: {exc})") from exc
+        raise InputValidationError(
+            f"{path.name}: not a readable .npz archive ({type(exc).__name__}: {exc})"
+        ) from exc
 
 
 def _load_npy(path: Path) -> np.ndarray:
@@ -68,7 +70,11 @@ def read_arrays(path: Path) -> tuple[dict[str, np.ndarray], str]:
                 "named reference_logits.npy, reference_labels.npy, <set>_logits.npy, <set>_labels.npy"
             )
         raise InputValidationError(f"{path.name}: expected a .npz archive or a folder of .npy/.npz files")
-    files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".npy", ".npz") and not p.name.startswith("."))
+    files = sorted(
+        p
+        for p in path.iterdir()
+        if p.is_file() and p.suffix in (".npy", ".npz") and not p.name.startswith(".")
+    )
     if not files:
         raise DataNotFoundError(f"{path}: no .npy or .npz files in this folder")
     arrays: dict[str, np.ndarray] = {}
@@ -156,7 +162,9 @@ def task_from_arrays(
             continue
         missing = sorted(set(all_sets) - have)
         if missing:
-            raise InputValidationError(f"{what}: given for some sets but missing for {missing}; give all or none")
+            raise InputValidationError(
+                f"{what}: given for some sets but missing for {missing}; give all or none"
+            )
         for s, ll in all_sets.items():
             arr = check_matrix(arrays[f"{s}_{what}"], f"{s}_{what}")
             if arr.shape[0] != ll.n or (what == "partner" and arr.shape[1] != k):

@@ -90,11 +90,15 @@ def read_text_table(path: Path) -> pd.DataFrame:
                 except json.JSONDecodeError as exc:
                     raise InputValidationError(f"{path.name}, line {i}: not valid JSON ({exc.msg})") from exc
                 if not isinstance(row, dict):
-                    raise InputValidationError(f"{path.name}, line {i}: expected a JSON object, got {type(row).__name__}")
+                    raise InputValidationError(
+                        f"{path.name}, line {i}: expected a JSON object, got {type(row).__name__}"
+                    )
                 rows.append(row)
         frame = pd.DataFrame(rows)
     else:
-        raise InputValidationError(f"{path.name}: expected a .csv or .jsonl file, got {suffix or 'no suffix'}")
+        raise InputValidationError(
+            f"{path.name}: expected a .csv or .jsonl file, got {suffix or 'no suffix'}"
+        )
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise InputValidationError(
@@ -104,14 +108,20 @@ def read_text_table(path: Path) -> pd.DataFrame:
     if frame.empty:
         raise InputValidationError(f"{path.name}: no rows")
     frame = frame[list(COLUMNS)].copy()
-    frame["text"] = ["" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v) for v in frame["text"]]
+    frame["text"] = [
+        "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v) for v in frame["text"]
+    ]
     frame["split"] = [str(v).strip() for v in frame["split"]]
     return frame
 
 
 def _roles(frame: pd.DataFrame, name: str) -> pd.Series:
     roles = frame["split"].map(split_role)
-    for role, what in (("train", "'train'"), ("reference", "'reference' (or 'val')"), ("target", "any other value")):
+    for role, what in (
+        ("train", "'train'"),
+        ("reference", "'reference' (or 'val')"),
+        ("target", "any other value"),
+    ):
         if not (roles == role).any():
             raise InputValidationError(
                 f"{name}: no {role} rows; expected split values 'train', 'reference' (or 'val') and at least one "
@@ -132,7 +142,11 @@ def _train_text_model(
     name = opts["model"]
     seed_everything(seed)
     common = dict(
-        epochs=int(opts["epochs"]), batch_size=int(opts["batch_size"]), lr=float(opts["lr"]), seed=seed, progress=False
+        epochs=int(opts["epochs"]),
+        batch_size=int(opts["batch_size"]),
+        lr=float(opts["lr"]),
+        seed=seed,
+        progress=False,
     )
     if name == "tfidf_mlp":
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -172,7 +186,9 @@ def load_text_task(path: Path, *, seed: int = 0, **options: Any) -> ShiftTask:
 
     opts = check_options("text", options, TEXT_OPTIONS)
     if opts["model"] not in TEXT_MODELS:
-        raise InputValidationError(f"model: expected one of {list(TEXT_MODELS)} for text, got {opts['model']!r}")
+        raise InputValidationError(
+            f"model: expected one of {list(TEXT_MODELS)} for text, got {opts['model']!r}"
+        )
     frame = read_text_table(path)
     roles = _roles(frame, path.name)
     label_names, mapping = label_map(frame["label"].tolist())
@@ -209,13 +225,18 @@ def load_text_task(path: Path, *, seed: int = 0, **options: Any) -> ShiftTask:
             sets[t], set_roles[t] = {**outputs([texts[i] for i in idx]), "labels": y[idx]}, "target"
         for spec in specs:
             m = f"meta_{spec.name}"
-            sets[m], set_roles[m] = {**outputs(apply_text_shift(ref_texts, spec)), "labels": y[ref_idx]}, "meta"
+            sets[m], set_roles[m] = (
+                {**outputs(apply_text_shift(ref_texts, spec)), "labels": y[ref_idx]},
+                "meta",
+            )
         return pack_sets(sets, set_roles)
 
     key_opts = {k: (list(v) if isinstance(v, tuple) else v) for k, v in opts.items() if k not in _NOT_IN_KEY}
     digest = sha256_file(path)
     arrays = cached_arrays(
-        "byod", {"kind": "text", "sha256": digest, "seed": int(seed), "options": key_opts, "version": 1}, compute,
+        "byod",
+        {"kind": "text", "sha256": digest, "seed": int(seed), "options": key_opts, "version": 1},
+        compute,
         refresh=bool(opts["refresh"]),
     )
     info = {
