@@ -23,7 +23,7 @@ import pandas as pd
 
 from helpers.benchmark.engine import COLUMNS, external_rows
 
-__all__ = ["SEQ2SEQ_BASELINES", "seq2seq_rows", "run_seq2seq"]
+__all__ = ["SEQ2SEQ_BASELINES", "seq2seq_rows", "run_seq2seq", "parser_cached"]
 
 #: benchmark method name -> (estimator registry name, params): paper 1's confidence baselines
 SEQ2SEQ_BASELINES = {
@@ -71,25 +71,58 @@ def seq2seq_rows(result, *, n_boot: int = 200, level: float = 0.95, seed: int = 
     return df
 
 
+def parser_cached(data, cfg) -> bool:
+    """Whether :func:`helpers.seq2seq.run_task` would find this config's parser fully trained in the cache.
+
+    Mirrors ``run_task``'s parser cache key (task, training pairs, vocabulary, parser settings, snapshot schedule,
+    seed) and looks for the final-step checkpoint.  If the pipeline's key ever changes this returns False (the
+    block is then skipped or recomputed, never read from a wrong entry).
+    """
+    from helpers.cache import cache_key
+    from helpers.paths import cache_dir
+    from helpers.seq2seq.vocab import WordVocab
+
+    vocab = WordVocab.build([p[0] for p in data.train] + [p[1] for p in data.train], min_freq=cfg.vocab_min_freq)
+    pkey = cache_key(
+        {
+            "task": data.name,
+            "train": cache_key(data.train),
+            "vocab": vocab.to_list(),
+            "cfg": {k: v for k, v in cfg.key().items() if k.startswith("parser")},
+            "K": cfg.snapshot_every,
+            "S": cfg.n_snapshots,
+            "seed": cfg.seed,
+        }
+    )
+    ckdir = cache_dir() / "checkpoints" / f"p1_parser_{data.name}_{pkey[:16]}"
+    return (ckdir / f"ckpt_step{cfg.parser_steps:09d}.pt").exists()
+
+
 def run_seq2seq(
     *,
     task: str = "scan",
-    n_train: int = 3000,
-    n_dev: int = 100,
-    n_test: int = 200,
+    n_train: int | None = 6000,
+    n_dev: int = 200,
+    n_test: int = 300,
+    max_words: int | None = 25,
     config: Mapping[str, Any] | None = None,
+    only_if_cached: bool = False,
     n_boot: int = 200,
     level: float = 0.95,
     seed: int = 0,
-) -> tuple[pd.DataFrame, Any]:
-    """Train (or restore from 01's cache) the parser + discriminators on ``task`` and return (rows, TaskResult).
+) -> tuple[pd.DataFrame | None, Any]:
+    """Train (or restore from notebook 01's cache) the parser + discriminators and return (rows, TaskResult).
 
-    ``config`` holds :class:`helpers.seq2seq.PipelineConfig` fields; the pipeline caches every stage, so the same
-    settings as notebook 01 reuse its parser, negatives, discriminators and votes.
+    ``config`` holds :class:`helpers.seq2seq.PipelineConfig` fields; every stage of the pipeline is cached, so
+    notebook 01's settings (the defaults of the data arguments here, with 01's parameters in ``config``) reuse
+    its parser, negatives, discriminators and votes.  ``only_if_cached=True`` returns ``(None, None)`` instead of
+    training when the parser is not in the cache (:func:`parser_cached`).
     """
     from helpers.seq2seq import PipelineConfig, load_task, run_task
 
-    data = load_task(task, n_train=n_train, n_dev=n_dev, n_test=n_test, seed=seed)
+    data = load_task(task, n_train=n_train, n_dev=n_dev, n_test=n_test, max_words=max_words, seed=seed)
     cfg = PipelineConfig(**{"seed": seed, **dict(config or {})})
+    if only_if_cached and not parser_cached(data, cfg):
+        return None, None
     result = run_task(data, cfg, progress=False)
     return seq2seq_rows(result, n_boot=n_boot, level=level, seed=seed), result
