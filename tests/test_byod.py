@@ -310,8 +310,22 @@ def _rows_small():
             [{**r, "label": ""} if i == 3 else r for i, r in enumerate(_rows_small())],
             r"1 row\(s\) have no label",
         ),
+        ([{**r, "split": " "} if i == 3 else r for i, r in enumerate(_rows_small())], "empty split value"),
+        (
+            [{**r, "split": "meta_clean"} if r["split"] == "mild" else r for r in _rows_small()],
+            "'meta_clean' starts with 'meta_'",
+        ),
     ],
-    ids=["no-label-column", "no-train", "no-reference", "no-target", "single-class", "empty-label"],
+    ids=[
+        "no-label-column",
+        "no-train",
+        "no-reference",
+        "no-target",
+        "single-class",
+        "empty-label",
+        "empty-split",
+        "reserved-name",
+    ],
 )
 def test_bad_text_files(tmp_path, rows, match):
     from helpers.byod import load_task

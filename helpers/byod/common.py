@@ -121,12 +121,26 @@ def encode_labels(values: Sequence[Any], mapping: Mapping) -> np.ndarray:
 
 
 def split_role(split: str) -> str:
-    """``"train"``, ``"reference"`` or ``"target"`` for one split value (case and surrounding blanks ignored)."""
+    """``"train"``, ``"reference"`` or ``"target"`` for one split value (case and surrounding blanks ignored).
+
+    Raises
+    ------
+    InputValidationError
+        An empty split value, or a target name starting with ``meta_`` (reserved for the generated meta-set).
+    """
     s = str(split).strip().lower()
     if s == TRAIN_SPLIT:
         return "train"
     if s in REFERENCE_SPLITS:
         return "reference"
+    if not s:
+        raise InputValidationError(
+            "split: found an empty split value; expected train, reference (or val) or a name"
+        )
+    if s.startswith("meta_"):
+        raise InputValidationError(
+            f"split: {str(split).strip()!r} starts with 'meta_', which is kept for the generated meta-set; rename it"
+        )
     return "target"
 
 
