@@ -377,11 +377,25 @@ def test_text_cache_trains_once_and_seed_decides(tmp_path, monkeypatch):
     d = load_task(path, seed=1, **opts)
     assert calls == [0, 0, 1]
     assert not np.allclose(a.targets["strong"].logits, d.targets["strong"].logits)
-    load_task(path, seed=0, name="other name", **opts)  # the name is not part of the cache key
+    load_task(path, seed=0, name="other name", progress=True, **opts)  # name, progress: not in the cache key
     assert len(calls) == 3
     path.write_text(path.read_text() + "one more review, great,good,train\n".replace(", great", " great"))
     load_task(path, seed=0, **opts)  # new content: retrained
     assert len(calls) == 4
+
+
+def test_meta_n_subsamples_the_reference(tmp_path):
+    from helpers.byod import load_task
+
+    path = make_text_csv(tmp_path / "r.csv", text_rows(n_train=100, n_ref=50, n_target=20))
+    task = load_task(path, **{**FAST_TEXT, "epochs": 1, "meta_n": 20})
+    assert {s.n for s in task.meta.values()} == {20}
+    clean = task.meta["meta_clean"]  # the untouched subset: its labels and logits are rows of the reference
+    ref = task.reference
+    rows = [int(np.flatnonzero((ref.logits == z).all(1))[0]) for z in clean.logits]
+    np.testing.assert_array_equal(ref.labels[rows], clean.labels)
+    with pytest.raises(InputValidationError, match="meta_n: expected a positive number"):
+        load_task(path, **{**FAST_TEXT, "epochs": 1, "meta_n": 0})
 
 
 @pytest.mark.parametrize("model", ["bow", "tfidf_mlp"])

@@ -30,6 +30,8 @@ __all__ = [
     "check_options",
     "pack_sets",
     "unpack_task",
+    "meta_subset",
+    "progress",
 ]
 
 _INT_RE = re.compile(r"[+-]?\d+")
@@ -152,6 +154,26 @@ def check_options(kind: str, options: Mapping[str, Any], accepted: Mapping[str, 
             f"load_task(kind={kind!r}): unknown option(s) {unknown}; accepted: {', '.join(sorted(accepted))}"
         )
     return {**accepted, **options}
+
+
+def meta_subset(n: int, meta_n: int | None, seed: int) -> np.ndarray:
+    """Indices of the reference examples every meta set is made from: all ``n``, or a seeded sorted subset of
+    ``meta_n`` (keeps the meta-set's cost bounded on a large reference set)."""
+    if meta_n is None or int(meta_n) >= n:
+        return np.arange(n)
+    if int(meta_n) < 1:
+        raise InputValidationError(f"meta_n: expected a positive number of examples or None, got {meta_n!r}")
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 7]))
+    return np.sort(rng.choice(n, size=int(meta_n), replace=False))
+
+
+def progress(iterable: Iterable, *, enabled: bool, desc: str, total: int | None = None) -> Iterable:
+    """``iterable`` wrapped in a tqdm bar when ``enabled``."""
+    if not enabled:
+        return iterable
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, desc=desc, total=total)
 
 
 def pack_sets(

@@ -31,7 +31,16 @@ from typing import Any
 import numpy as np
 
 from helpers.benchmark.task import ShiftTask
-from helpers.byod.common import check_options, label_map, pack_sets, sha256_files, split_role, unpack_task
+from helpers.byod.common import (
+    check_options,
+    label_map,
+    meta_subset,
+    pack_sets,
+    progress,
+    sha256_files,
+    split_role,
+    unpack_task,
+)
 from helpers.cache import cached_arrays
 from helpers.errors import DataNotFoundError, InputValidationError
 
@@ -68,9 +77,11 @@ IMAGE_OPTIONS: dict[str, Any] = {
     "meta_corruptions": DEFAULT_CORRUPTIONS,
     "meta_severities": (1, 2, 3, 4, 5),
     "meta_compositions": 5,
+    "meta_n": None,  # reference examples per meta set (seeded subset); None: all
+    "progress": False,  # tqdm bars over images read and meta sets
     "refresh": False,
 }
-_NOT_IN_KEY = ("name", "refresh")
+_NOT_IN_KEY = ("name", "refresh", "progress")
 
 
 def _visible(p: Path) -> bool:
@@ -107,12 +118,14 @@ def scan_image_folder(root: Path) -> list[tuple[str, str, Path]]:
     return found
 
 
-def read_images(files: list[Path], *, size: int, channels: int | str = "auto") -> np.ndarray:
+def read_images(
+    files: list[Path], *, size: int, channels: int | str = "auto", show_progress: bool = False
+) -> np.ndarray:
     """Images as float32 ``(n, size, size, C)`` in [0, 1] (RGB, or grayscale when ``channels`` resolves to 1)."""
     from PIL import Image, UnidentifiedImageError
 
     rgb, gray_modes = [], []
-    for f in files:
+    for f in progress(files, enabled=show_progress, desc="read images"):
         try:
             with Image.open(f) as im:
                 gray_modes.append(im.mode in ("1", "L", "LA", "I", "I;16", "F"))
@@ -202,9 +215,11 @@ def load_image_task(root: Path, *, seed: int = 0, **options: Any) -> ShiftTask:
     )
     splits = np.asarray([s for s, _, _ in entries])
     target_names = list(dict.fromkeys(s for s, r in zip(splits, roles) if r == "target"))
+    sub = meta_subset(int((roles_arr == "reference").sum()), opts["meta_n"], seed)
 
     def compute() -> dict[str, np.ndarray]:
-        x = read_images([f for _, _, f in entries], size=size, channels=opts["channels"])
+        files = [f for _, _, f in entries]
+        x = read_images(files, size=size, channels=opts["channels"], show_progress=bool(opts["progress"]))
         train, ref = roles_arr == "train", roles_arr == "reference"
         outputs = _train_image_model(x[train], y[train], n_classes=len(label_names), seed=seed, opts=opts)
         sets = {"reference": {**outputs(x[ref]), "labels": y[ref]}}
@@ -212,10 +227,11 @@ def load_image_task(root: Path, *, seed: int = 0, **options: Any) -> ShiftTask:
         for t in target_names:
             sel = splits == t
             sets[t], set_roles[t] = {**outputs(x[sel]), "labels": y[sel]}, "target"
-        for spec in specs:
+        meta_x, meta_y = x[ref][sub], y[ref][sub]
+        for spec in progress(specs, enabled=bool(opts["progress"]), desc="meta-set"):
             m = f"meta_{spec.name}"
-            shifted = apply_image_shift(x[ref], spec, value_range=(0.0, 1.0))
-            sets[m], set_roles[m] = {**outputs(shifted), "labels": y[ref]}, "meta"
+            shifted = apply_image_shift(meta_x, spec, value_range=(0.0, 1.0))
+            sets[m], set_roles[m] = {**outputs(shifted), "labels": meta_y}, "meta"
         return pack_sets(sets, set_roles)
 
     key_opts = {k: (list(v) if isinstance(v, tuple) else v) for k, v in opts.items() if k not in _NOT_IN_KEY}

@@ -39,7 +39,9 @@ from helpers.byod.common import (
     check_options,
     encode_labels,
     label_map,
+    meta_subset,
     pack_sets,
+    progress,
     sha256_file,
     split_role,
     unpack_task,
@@ -65,9 +67,11 @@ TEXT_OPTIONS: dict[str, Any] = {
     "meta_perturbations": None,  # default: every perturbation of helpers.data.text_perturb
     "meta_severities": (1, 2, 3, 4, 5),
     "meta_compositions": 5,
+    "meta_n": None,  # reference examples per meta set (seeded subset); None: all
+    "progress": False,  # tqdm bars over images read and meta sets
     "refresh": False,  # recompute even if cached
 }
-_NOT_IN_KEY = ("name", "refresh")
+_NOT_IN_KEY = ("name", "refresh", "progress")
 COLUMNS = ("text", "label", "split")
 
 
@@ -212,6 +216,7 @@ def load_text_task(path: Path, *, seed: int = 0, **options: Any) -> ShiftTask:
     train_idx = np.flatnonzero(roles == "train")
     ref_idx = np.flatnonzero(roles == "reference")
     target_names = list(dict.fromkeys(frame.loc[roles == "target", "split"]))
+    sub = meta_subset(len(ref_idx), opts["meta_n"], seed)
 
     def compute() -> dict[str, np.ndarray]:
         outputs = _train_text_model(
@@ -223,12 +228,10 @@ def load_text_task(path: Path, *, seed: int = 0, **options: Any) -> ShiftTask:
         for t in target_names:
             idx = np.flatnonzero(frame["split"].to_numpy() == t)
             sets[t], set_roles[t] = {**outputs([texts[i] for i in idx]), "labels": y[idx]}, "target"
-        for spec in specs:
+        meta_texts, meta_y = [ref_texts[i] for i in sub], y[ref_idx][sub]
+        for spec in progress(specs, enabled=bool(opts["progress"]), desc="meta-set"):
             m = f"meta_{spec.name}"
-            sets[m], set_roles[m] = (
-                {**outputs(apply_text_shift(ref_texts, spec)), "labels": y[ref_idx]},
-                "meta",
-            )
+            sets[m], set_roles[m] = {**outputs(apply_text_shift(meta_texts, spec)), "labels": meta_y}, "meta"
         return pack_sets(sets, set_roles)
 
     key_opts = {k: (list(v) if isinstance(v, tuple) else v) for k, v in opts.items() if k not in _NOT_IN_KEY}
