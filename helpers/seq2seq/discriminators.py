@@ -180,6 +180,13 @@ def make_discriminator(
         return model, ScratchPairCollator(vocab, max_length=max_length)
 
 
+def _frozen_names(model: nn.Module) -> set[str]:
+    """State-dict names of the frozen parameters of a MiniLM discriminator with frozen lower layers."""
+    if not frozen_depth(model):
+        return set()
+    return {n for n, p in model.named_parameters() if not p.requires_grad}
+
+
 def train_discriminators(
     data: DiscriminatorData,
     *,
@@ -234,7 +241,14 @@ def train_discriminators(
             model.trunk = trunk
         done = Path(checkpoint_root) / f"member{k}.pt" if checkpoint_root is not None else None
         if done is not None and done.exists():  # finished member: weights only, no optimizer state
-            model.load_state_dict(torch.load(done, map_location="cpu", weights_only=True))
+            saved = torch.load(done, map_location="cpu", weights_only=True)
+            missing, unexpected = model.load_state_dict(saved, strict=False)
+            frozen = _frozen_names(model)
+            if unexpected or set(missing) - frozen:  # only the frozen (pretrained) weights may be left out
+                raise InputValidationError(
+                    f"{done}: weights do not match the discriminator (missing {sorted(set(missing) - frozen)[:3]}, "
+                    f"unexpected {unexpected[:3]}); delete the file to retrain"
+                )
             members.append((model.eval(), collate))
             continue
         ck = Path(checkpoint_root) / f"member{k}" if checkpoint_root is not None else None
@@ -287,7 +301,8 @@ def train_discriminators(
             model.dev_best = float(best["score"])
         if done is not None:
             tmp = done.with_suffix(f".tmp{os.getpid()}")
-            torch.save({n: t.detach().cpu() for n, t in model.state_dict().items()}, tmp)
+            frozen = _frozen_names(model)  # frozen pretrained weights are not stored (they are rebuilt identically)
+            torch.save({n: t.detach().cpu() for n, t in model.state_dict().items() if n not in frozen}, tmp)
             os.replace(tmp, done)
             shutil.rmtree(ck, ignore_errors=True)  # the full checkpoint (with Adam state) is no longer needed
         members.append((model.eval(), collate))
