@@ -2,9 +2,10 @@
 
 Examples/second of :func:`helpers.attribution.attribute` for IG, KernelSHAP and LIME on a tiny Transformer
 (the notebook's ``tiny`` architecture, untrained: timing does not depend on the weights) over HANS-style
-premise/hypothesis pairs, batched (``batch_size=64``: 64 examples per Captum IG call; 64-row model batches for the
-SHAP/LIME perturbations) vs one at a time (``batch_size=1``: one example per IG call, one perturbed sequence per
-forward).  Caching is off.  Batched and one-at-a-time runs alternate; medians over ``--repeats`` runs (IG) and
+premise/hypothesis pairs, batched (``batch_size=64``: 64 examples per Captum IG call, their 64 × ``n_steps``
+interpolation rows run in forward/backward chunks of ≈ ``IG_TOKEN_BUDGET`` token rows; 64-row model batches for the
+SHAP/LIME perturbations) vs one at a time (``batch_size=1``, the same code path: one example per IG call, all its
+steps in one forward; one perturbed sequence per forward).  Caching is off.  Batched and one-at-a-time runs alternate; medians over ``--repeats`` runs (IG) and
 ``--repeats-slow`` runs (SHAP, LIME), with the range of the per-repeat (wall-clock) speed-ups and the median 1-min load average.  Examples per
 CPU-second (``time.process_time``) are reported too: on the shared, oversubscribed 2-core machine the wall clock
 mostly measures the other users' load, the process CPU time much less so;

@@ -54,9 +54,10 @@ ARCHITECTURES: dict[str, dict[str, Any]] = {
     "textcnn": dict(kind="textcnn", dim=64, filters=32),
     # pretrained MiniLM-L6 (all-MiniLM-L6-v2, from the local wheel) and a truncated copy (its first 2 layers),
     # fine-tuned end to end with a linear head: lr and epochs here override train_classifier's (fine-tuning a
-    # pretrained encoder wants a ~20x smaller step and fewer passes than training a tiny model from scratch)
-    "minilm-l6": dict(kind="minilm", num_layers=6, lr=1e-4, epochs=2),
-    "minilm-l2": dict(kind="minilm", num_layers=2, lr=1e-4, epochs=2),
+    # pretrained encoder wants a ~20x smaller step and fewer passes than training a tiny model from scratch;
+    # one pass keeps the CPU cost of the one-off MiniLM run down)
+    "minilm-l6": dict(kind="minilm", num_layers=6, lr=1e-4, epochs=1),
+    "minilm-l2": dict(kind="minilm", num_layers=2, lr=1e-4, epochs=1),
 }
 MINILM_MAX_LENGTH = 64  # WordPiece tokens per (pair) input: the generated pairs are ≤ 2 × 18 words
 
