@@ -212,3 +212,36 @@ def test_minilm_wordpieces_map_to_words_and_ig_runs_through_captum(minilm1):
     pos = _abs_positions(g, [(0, 4), (1, 1)])  # "judgeship" in premise and hypothesis: every piece
     assert [g.token.iloc[p] for p in pos] == judge + judge
     assert g.segment.iloc[pos].tolist() == [0] * len(judge) + [1] * len(judge)
+
+
+@pytest.mark.parametrize("exact_match", [False, True])
+def test_tiny_grad_path_matches_torch_encoder(exact_match):
+    """The written-out eval+autograd encoder (used by IG) gives torch's outputs and input gradients."""
+    torch.manual_seed(0)
+    m = TinyTransformer(20, 3, dim=16, heads=2, num_layers=2, ff=32, sep_id=2, exact_match=exact_match).eval()
+    ids = torch.randint(3, 20, (5, 9))
+    ids[1, 6:] = 0  # padding in some rows only
+    ids[3, 4] = 2
+    ids[4, 8:] = 0
+    for rows in (slice(None), slice(2, 4)):  # with padding (masked attention) and without (no mask)
+        x = ids[rows]
+        pad = x == 0
+        h = m.embedding(x).detach().requires_grad_(True)
+        ref = m.encoder(h, src_key_padding_mask=pad)
+        (g_ref,) = torch.autograd.grad(ref.pow(2).sum(), h)
+        got = m._encode_with_grad(h, pad)
+        (g_got,) = torch.autograd.grad(got.pow(2).sum(), h)
+        np.testing.assert_allclose(got.detach().numpy(), ref.detach().numpy(), atol=1e-6)
+        np.testing.assert_allclose(g_got.numpy(), g_ref.numpy(), atol=1e-6)
+        with torch.no_grad():
+            fused = m(x)  # torch's fused inference path
+        np.testing.assert_allclose(m(x).detach().numpy(), fused.numpy(), atol=1e-5)
+
+
+def test_length_chunks_cut_at_length_changes_once_filled():
+    from helpers.attribution.attributions import _length_chunks
+
+    lengths = [3, 4, 4, 4] + [5] * 9 + [6]  # size 8: cut at a length change only with >= 2 examples in hand
+    chunks = _length_chunks(np.arange(len(lengths)), lengths, 8)
+    assert [c.tolist() for c in chunks] == [[0, 1, 2, 3], list(range(4, 12)), [12, 13]]
+    assert [c.tolist() for c in _length_chunks(np.arange(3), [1, 2, 3], 1)] == [[0], [1], [2]]
