@@ -304,14 +304,26 @@ def run_notebooks(
                 timeout=timeout,
             )
             status[nb.stem] = asdict(run)
-            tmp = status_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(status, indent=2), encoding="utf-8")
-            os.replace(tmp, status_path)
+            _write_status(status_path, nb.stem, status[nb.stem])
         if echo:
             where = f" (cell {run.failed_cell})" if run.failed_cell is not None else ""
             print(f"[{profile}] {nb.stem}: {run.status}{where} in {run.wall_s:.1f} s {run.error}", flush=True)
         runs.append(run)
     return runs
+
+
+def _write_status(path: Path, notebook: str, entry: dict[str, Any]) -> None:
+    """Merge one notebook's entry into the status file (re-read first: another batch may have written since)."""
+    current: dict[str, Any] = {}
+    if path.exists():
+        try:
+            current = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            current = {}
+    current[notebook] = entry
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(current, indent=2), encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def format_runs(runs: list[NotebookRun]) -> str:
