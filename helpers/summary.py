@@ -47,7 +47,7 @@ KEY_FIGURES: dict[str, list[str]] = {
     "03_self_training": ["03_self_training_estimated_vs_true.png"],
     "04_attribution_ranking": ["04_attribution_ranking_fig5_factor_vs_acc.png"],
     "05_mde": ["05_mde_scatter.png"],
-    "06_benchmark": ["06_benchmark_mae_heatmap.png"],
+    "06_benchmark": ["06_benchmark_overview.png"],
 }
 
 _PAPER_REF = re.compile(r"\((paper \d[^)]*)\)")
