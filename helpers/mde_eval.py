@@ -595,7 +595,7 @@ def _train_minilm(
     from helpers.training import fit
 
     frozen = name == "minilm-frozen"
-    model = build_model("minilm", num_labels=2, freeze_encoder=frozen)
+    model = build_model("minilm", seed=seed, num_labels=2, freeze_encoder=frozen)
     collate = MiniLMCollator(model.tokenizer, max_length=max_len)
     outputs = minilm_outputs(model, collate)
     if frozen:  # pretrained encoder as a fixed feature extractor, logistic-regression head on its embeddings
@@ -691,7 +691,7 @@ def train_text_classifier(
     if vocab is None:
         raise InputValidationError(f"vocab: required for the word-level model {name!r}")
     kwargs = {"pooling": "mean"} if name == "embsum" else {}
-    model = build_model(name, vocab_size=len(vocab), **kwargs)
+    model = build_model(name, seed=seed, vocab_size=len(vocab), **kwargs)
     fit(
         model,
         vocab.dataset(texts, labels, max_len=max_len),

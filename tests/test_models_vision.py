@@ -122,3 +122,32 @@ def test_resnet20_accuracy_on_stratified_jpeg_subset():
     assert abs(acc - 0.8103) < 0.03, acc
     feats = model.features(cifar_preprocess(x[idx[:4]]))
     assert feats.shape == (4, 64) and bool((feats >= 0).all())  # post-ReLU average pool
+
+
+def test_build_model_seed_reproduces_initial_weights_across_processes():
+    """torch seeds its global generator randomly per process: without ``seed`` two runs start from other weights."""
+    import subprocess
+    import sys
+
+    import torch
+
+    from helpers.models import build_model
+
+    code = (
+        "import torch; from helpers.models import build_model; "
+        "m = build_model('cnn', seed=3); print(repr(float(sum(p.detach().double().sum() for p in m.parameters()))))"
+    )
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+            for _ in range(2)}
+    assert len(outs) == 1
+    a, b = build_model("cnn", seed=3), build_model("cnn", seed=3)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    assert repr(float(sum(p.detach().double().sum() for p in a.parameters()))) + "\n" in outs
+    c = build_model("cnn", seed=4)
+    assert not all(torch.equal(p, q) for p, q in zip(a.parameters(), c.parameters()))
+    # the caller's global RNG stream is untouched by a seeded build
+    torch.manual_seed(0)
+    expected = torch.rand(3)
+    torch.manual_seed(0)
+    build_model("cnn", seed=5)
+    assert torch.equal(torch.rand(3), expected)

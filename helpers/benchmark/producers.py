@@ -190,8 +190,8 @@ def _digit_cnns(prefix: str, x: np.ndarray, y: np.ndarray, *, n_train: int, epoc
     from helpers.training import fit
 
     def make(s: int):
-        m = build_model("cnn")
-        ckpt = cache_dir() / "checkpoints" / f"05_mde/{prefix}-cnn-seed{s}-n{n_train}-e{epochs}"
+        m = build_model("cnn", seed=s)
+        ckpt = cache_dir() / "checkpoints" / f"05_mde/{prefix}-cnn-seed{s}-n{n_train}-e{epochs}-init"
         fit(m, (x, y), epochs=epochs, seed=s, lr=2e-3, checkpoint_dir=ckpt, progress=False)
         return m.eval()
 
@@ -254,7 +254,7 @@ def digits_tasks(
             "digits", (digits.x[tr] / 16).astype(np.float32), digits.y[tr], n_train=n_train, epochs=epochs, seed=seed
         )
         specs = fit_specs + [ShiftSpec(n, "unseen", "natural", (), 0) for n in usps_x]
-        key = dict(data="digits", seed=seed, train=n_train, ref=n_reference, ep=epochs)
+        key = dict(data="digits", seed=seed, train=n_train, ref=n_reference, ep=epochs, init=True)
         out, ref_out = _collect(
             specs,
             inputs=lambda s: (
@@ -288,7 +288,7 @@ def digits_tasks(
         u_ref, u_pool = u_order[:usps_n_reference], u_order[usps_n_reference:]
         hist = usps_x["usps-histogram"]
         specs = fit_specs + [ShiftSpec("sklearn-digits", "unseen", "natural", (), 0)]
-        key = dict(data="usps8x8-hist", seed=seed, train=usps_n_train, ref=usps_n_reference, ep=epochs)
+        key = dict(data="usps8x8-hist", seed=seed, train=usps_n_train, ref=usps_n_reference, ep=epochs, init=True)
         out, ref_out = _collect(
             specs,
             inputs=lambda s: (
@@ -353,7 +353,7 @@ def text_tasks(
     def trained(name: str):
         big = name.startswith("minilm")
         t_tr = tr.iloc[: minilm_n_train if big else n_train]
-        key = f"05_mde/imdb-{name}-seed{seed}-n{len(t_tr)}-e{epochs}-v{len(vocab)}"
+        key = f"05_mde/imdb-{name}-seed{seed}-n{len(t_tr)}-e{epochs}-v{len(vocab)}-init"
         ckpt = cache_dir() / "checkpoints" / (key + (f"-t{minilm_max_tokens}" if big else ""))
         return me.train_text_classifier(
             name, t_tr.text, t_tr.label, vocab=vocab, epochs=epochs, seed=seed, checkpoint_dir=ckpt,
@@ -379,7 +379,7 @@ def text_tasks(
     specs = [s for s in specs if s.split != "heldout"]  # the benchmark uses the fit split and natural shifts
     pool_texts, pool_y = list(t_pool.text), t_pool.label.to_numpy()
     key = {"data": "imdb", "seed": seed, "n": n_per_set, "train": len(tr), "ep": epochs, "v": len(vocab),
-           "minilm": [minilm_n_train, minilm_max_tokens]}  # fmt: skip
+           "minilm": [minilm_n_train, minilm_max_tokens], "init": True}  # fmt: skip
     out, ref = _collect(
         specs,
         inputs=lambda s: list(natural[s.name].text) if s.family == "natural" else apply_text_shift(pool_texts, s),

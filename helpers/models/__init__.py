@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
 from torch import nn
 
 from helpers.models import dann, minilm, mlp, resnet_cifar, text, vision  # noqa: E402,F401  (register factories)
@@ -23,15 +24,25 @@ from helpers.models.registry import MODELS
 __all__ = ["MODELS", "build_model", "available_models"]
 
 
-def build_model(name: str, **kwargs: Any) -> nn.Module:
+def build_model(name: str, *, seed: int | None = None, **kwargs: Any) -> nn.Module:
     """Build the model registered as ``name`` with keyword arguments ``kwargs``.
+
+    ``seed`` makes the random initial weights reproducible across processes (torch seeds its global generator
+    randomly in every new process): the model is built under ``torch.manual_seed(seed)`` inside
+    ``torch.random.fork_rng``, so the caller's global RNG state is left as it was.  ``None`` draws from the global
+    generator as torch does.
 
     Raises
     ------
     helpers.errors.UnknownNameError
         If ``name`` is not registered; the message lists the known names.
     """
-    return MODELS.get(name)(**kwargs)
+    factory = MODELS.get(name)
+    if seed is None:
+        return factory(**kwargs)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        return factory(**kwargs)
 
 
 def available_models() -> list[str]:
