@@ -198,6 +198,46 @@ def _digit_cnns(prefix: str, x: np.ndarray, y: np.ndarray, *, n_train: int, epoc
     return {s: _lazy(lambda s=s: make(s)) for s in (seed, seed + 1)}
 
 
+def _digit_direction(
+    *, prefix, model_name, cnns, fit_specs, natural, pool, reference, key, info, progress
+) -> list[ShiftTask]:
+    """One digits direction: 8x8 CNNs (0..16 pixel scale) on the meta-set of ``pool`` and the natural target sets.
+
+    ``natural`` maps a set name to (images, labels); ``pool`` / ``reference`` are (images, labels) on the 0..16
+    scale.  Cache keys are notebook 05's (``key`` + predictor + set).
+    """
+    from helpers import mde_eval as me
+    from helpers.metaset_data import ShiftSpec, apply_image_shift
+
+    predictors = {
+        f"{model_name}-seed{s}": (lambda x, m=m: me.features_and_logits(m(), (x / 16).astype(np.float32)))
+        for s, m in cnns.items()
+    }
+    specs = fit_specs + [ShiftSpec(n, "unseen", "natural", (), 0) for n in natural]
+    out, ref_out = _collect(
+        specs,
+        inputs=lambda s: (
+            natural[s.name][0] if s.family == "natural" else apply_image_shift(pool[0], s, value_range=(0, 16))
+        ),
+        predictors=predictors,
+        reference_inputs=reference[0],
+        key=key,
+        progress=progress,
+    )
+    return _build_tasks(
+        family="digits-usps",
+        prefix=prefix,
+        specs=specs,
+        outputs=out,
+        ref_outputs=ref_out,
+        labels=lambda s: natural[s.name][1] if s.family == "natural" else pool[1],
+        reference_labels=reference[1],
+        meta_splits=("fit",),
+        target_splits=("unseen",),
+        info=info,
+    )
+
+
 def digits_tasks(
     *,
     n_train: int = 1000,
@@ -218,10 +258,9 @@ def digits_tasks(
     Targets are the natural shifts only (``usps-histogram`` / ``usps-linear`` for digits->usps,
     ``sklearn-digits`` for usps->digits); the meta-set is 05's ``fit`` split of corrupted source images.
     """
-    from helpers import mde_eval as me
     from helpers.data import load, usps_to_digits
     from helpers.errors import InputValidationError
-    from helpers.metaset_data import ShiftSpec, apply_image_shift, image_metaset
+    from helpers.metaset_data import image_metaset
 
     bad = sorted(set(directions) - {"digits->usps", "usps->digits"})
     if bad:
@@ -240,12 +279,6 @@ def digits_tasks(
     usps_x = {"usps-histogram": usps_to_digits(usps.x, method="histogram"), "usps-linear": usps_to_digits(usps.x)}
     tasks: list[ShiftTask] = []
 
-    def predictors(models: dict, name: str) -> dict:
-        return {
-            f"{name}-seed{s}": (lambda x, m=m: me.features_and_logits(m(), (x / 16).astype(np.float32)))
-            for s, m in models.items()
-        }
-
     if "digits->usps" in directions:
         order = np.random.default_rng(seed).permutation(len(digits.y))
         tr, ref = order[:n_train], order[n_train : n_train + n_reference]
@@ -253,30 +286,13 @@ def digits_tasks(
         cnns = _digit_cnns(
             "digits", (digits.x[tr] / 16).astype(np.float32), digits.y[tr], n_train=n_train, epochs=epochs, seed=seed
         )
-        specs = fit_specs + [ShiftSpec(n, "unseen", "natural", (), 0) for n in usps_x]
-        key = dict(data="digits", seed=seed, train=n_train, ref=n_reference, ep=epochs, init=True)
-        out, ref_out = _collect(
-            specs,
-            inputs=lambda s: (
-                usps_x[s.name] if s.family == "natural" else apply_image_shift(digits.x[pool], s, value_range=(0, 16))
-            ),
-            predictors=predictors(cnns, "cnn"),
-            reference_inputs=digits.x[ref],
-            key=key,
-            progress=progress,
-        )
-        tasks += _build_tasks(
-            family="digits-usps",
-            prefix="digits->usps",
-            specs=specs,
-            outputs=out,
-            ref_outputs=ref_out,
-            labels=lambda s: usps.y if s.family == "natural" else digits.y[pool],
-            reference_labels=digits.y[ref],
-            meta_splits=("fit",),
-            target_splits=("unseen",),
-            info={"data": "sklearn digits -> USPS 8x8"},
-        )
+        tasks += _digit_direction(
+            prefix="digits->usps", model_name="cnn", cnns=cnns, fit_specs=fit_specs,
+            natural={n: (x, usps.y) for n, x in usps_x.items()},
+            pool=(digits.x[pool], digits.y[pool]), reference=(digits.x[ref], digits.y[ref]),
+            key=dict(data="digits", seed=seed, train=n_train, ref=n_reference, ep=epochs, init=True),
+            info={"data": "sklearn digits -> USPS 8x8"}, progress=progress,
+        )  # fmt: skip
     if "usps->digits" in directions:
         usps_tr = load("usps", part="train")
         u_train = np.random.default_rng(seed).permutation(len(usps_tr.y))[:usps_n_train]
@@ -287,30 +303,13 @@ def digits_tasks(
         u_order = np.random.default_rng(seed).permutation(len(usps.y))
         u_ref, u_pool = u_order[:usps_n_reference], u_order[usps_n_reference:]
         hist = usps_x["usps-histogram"]
-        specs = fit_specs + [ShiftSpec("sklearn-digits", "unseen", "natural", (), 0)]
-        key = dict(data="usps8x8-hist", seed=seed, train=usps_n_train, ref=usps_n_reference, ep=epochs, init=True)
-        out, ref_out = _collect(
-            specs,
-            inputs=lambda s: (
-                digits.x if s.family == "natural" else apply_image_shift(hist[u_pool], s, value_range=(0, 16))
-            ),
-            predictors=predictors(cnns, "usps-cnn"),
-            reference_inputs=hist[u_ref],
-            key=key,
-            progress=progress,
-        )
-        tasks += _build_tasks(
-            family="digits-usps",
-            prefix="usps->digits",
-            specs=specs,
-            outputs=out,
-            ref_outputs=ref_out,
-            labels=lambda s: digits.y if s.family == "natural" else usps.y[u_pool],
-            reference_labels=usps.y[u_ref],
-            meta_splits=("fit",),
-            target_splits=("unseen",),
-            info={"data": "USPS 8x8 -> sklearn digits"},
-        )
+        tasks += _digit_direction(
+            prefix="usps->digits", model_name="usps-cnn", cnns=cnns, fit_specs=fit_specs,
+            natural={"sklearn-digits": (digits.x, digits.y)},
+            pool=(hist[u_pool], usps.y[u_pool]), reference=(hist[u_ref], usps.y[u_ref]),
+            key=dict(data="usps8x8-hist", seed=seed, train=usps_n_train, ref=usps_n_reference, ep=epochs, init=True),
+            info={"data": "USPS 8x8 -> sklearn digits"}, progress=progress,
+        )  # fmt: skip
     return tasks
 
 

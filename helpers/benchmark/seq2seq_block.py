@@ -72,30 +72,10 @@ def seq2seq_rows(result, *, n_boot: int = 200, level: float = 0.95, seed: int = 
 
 
 def parser_cached(data, cfg) -> bool:
-    """Whether :func:`helpers.seq2seq.run_task` would find this config's parser fully trained in the cache.
+    """Whether :func:`helpers.seq2seq.run_task` would find this config's parser fully trained in the cache."""
+    from helpers.seq2seq.pipeline import parser_is_trained
 
-    Mirrors ``run_task``'s parser cache key (task, training pairs, vocabulary, parser settings, snapshot schedule,
-    seed) and looks for the final-step checkpoint.  If the pipeline's key ever changes this returns False (the
-    block is then skipped or recomputed, never read from a wrong entry).
-    """
-    from helpers.cache import cache_key
-    from helpers.paths import cache_dir
-    from helpers.seq2seq.vocab import WordVocab
-
-    vocab = WordVocab.build([p[0] for p in data.train] + [p[1] for p in data.train], min_freq=cfg.vocab_min_freq)
-    pkey = cache_key(
-        {
-            "task": data.name,
-            "train": cache_key(data.train),
-            "vocab": vocab.to_list(),
-            "cfg": {k: v for k, v in cfg.key().items() if k.startswith("parser")},
-            "K": cfg.snapshot_every,
-            "S": cfg.n_snapshots,
-            "seed": cfg.seed,
-        }
-    )
-    ckdir = cache_dir() / "checkpoints" / f"p1_parser_{data.name}_{pkey[:16]}"
-    return (ckdir / f"ckpt_step{cfg.parser_steps:09d}.pt").exists()
+    return parser_is_trained(data, cfg)
 
 
 def run_seq2seq(

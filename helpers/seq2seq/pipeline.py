@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -147,6 +148,28 @@ def _render(task: str) -> Callable[[str], str]:
     return render_scan_output if task == "scan" else (lambda s: s)
 
 
+def _parser_cache(task: Seq2SeqTask, cfg: PipelineConfig) -> tuple[WordVocab, str, Path]:
+    """The parser's vocabulary, its cache key (data, vocabulary, parser settings, snapshots, seed) and folder."""
+    vocab = WordVocab.build([p[0] for p in task.train] + [p[1] for p in task.train], min_freq=cfg.vocab_min_freq)
+    base = {"task": task.name, "train": cache_key(task.train), "vocab": vocab.to_list()}
+    pkey = cache_key(
+        {
+            **base,
+            "cfg": {k: v for k, v in cfg.key().items() if k.startswith("parser")},
+            "K": cfg.snapshot_every,
+            "S": cfg.n_snapshots,
+            "seed": cfg.seed,
+        }
+    )
+    return vocab, pkey, cache_dir() / "checkpoints" / f"p1_parser_{task.name}_{pkey[:16]}"
+
+
+def parser_is_trained(task: Seq2SeqTask, cfg: PipelineConfig) -> bool:
+    """Whether :func:`run_task` would find this task's parser fully trained in the cache (no training needed)."""
+    ckdir = _parser_cache(task, cfg)[2]
+    return (ckdir / f"ckpt_step{cfg.parser_steps:09d}.pt").exists()
+
+
 def run_task(
     task: Seq2SeqTask,
     config: PipelineConfig = PipelineConfig(),
@@ -171,18 +194,7 @@ def run_task(
         )
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
-    vocab = WordVocab.build([p[0] for p in task.train] + [p[1] for p in task.train], min_freq=cfg.vocab_min_freq)
-    base = {"task": task.name, "train": cache_key(task.train), "vocab": vocab.to_list()}
-    pkey = cache_key(
-        {
-            **base,
-            "cfg": {k: v for k, v in cfg.key().items() if k.startswith("parser")},
-            "K": cfg.snapshot_every,
-            "S": cfg.n_snapshots,
-            "seed": cfg.seed,
-        }
-    )
-    ckdir = cache_dir() / "checkpoints" / f"p1_parser_{task.name}_{pkey[:16]}"
+    vocab, pkey, ckdir = _parser_cache(task, cfg)
     pconf = dict(cfg.parser_config) if isinstance(cfg.parser_config, tuple) else cfg.parser_config
     model = build_parser(len(vocab), pconf, seed=cfg.seed)
     fitres = train_parser(
