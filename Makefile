@@ -35,6 +35,7 @@ lab: install
 
 bench: install
 	$(PY) benchmarks/estimators.py
+	$(PY) benchmarks/attribution.py
 
 clean-runs:
 	rm -rf runs/

@@ -520,7 +520,7 @@ def attribute(
         "n_samples": n_samples if method != "ig" else None,
         "seed": seed,
         "mask_special": mask_special,
-        "v": 1,
+        "v": 2,  # 2: IG through separate q/k/v projections (float-rounding changes)
     }
 
     def compute() -> dict[str, np.ndarray]:
