@@ -61,6 +61,7 @@ __all__ = [
     "fit_reference",
     "set_measures",
     "features_and_logits",
+    "word_model_outputs",
     "correlation_table",
     "mae_table",
     "fit_regressions",
@@ -665,7 +666,7 @@ def train_text_classifier(
     """
     from helpers.models import build_model
     from helpers.models.text import Vocab
-    from helpers.training import fit, predict
+    from helpers.training import fit
 
     texts, labels = list(texts), [int(v) for v in labels]
     if name not in TEXT_MODELS:
@@ -704,7 +705,19 @@ def train_text_classifier(
         checkpoint_dir=checkpoint_dir,
         progress=False,
     )
-    model.eval()
+    return model, word_model_outputs(model.eval(), vocab, max_len=max_len)
+
+
+def word_model_outputs(
+    model, vocab, *, max_len: int
+) -> Callable[[Sequence[str]], dict[str, np.ndarray]]:
+    """texts → ``{"logits"[, "features"]}`` of a trained word-vocabulary text model (eval mode, batched).
+
+    Texts are encoded with ``vocab`` (first ``max_len`` words); models with ``.features()`` also return their
+    penultimate features (:func:`features_and_logits`), the others only logits.
+    """
+    from helpers.models.text import Vocab
+    from helpers.training import predict
 
     def outputs(xs: Sequence[str]) -> dict[str, np.ndarray]:
         ids = vocab.encode_batch(list(xs), max_len=max_len)
@@ -712,7 +725,7 @@ def train_text_classifier(
             return features_and_logits(model, ids, preprocess=Vocab.pad)
         return {"logits": predict(model, ids, collate_fn=Vocab.pad)}
 
-    return model, outputs
+    return outputs
 
 
 def metaset_frame(

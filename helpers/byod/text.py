@@ -138,10 +138,10 @@ def _train_text_model(
     texts: Sequence[str], labels: np.ndarray, *, n_classes: int, seed: int, opts: dict
 ) -> Callable[[Sequence[str]], dict[str, np.ndarray]]:
     """Train ``opts["model"]`` on ``texts``; return texts → ``{"logits"[, "features"]}`` (monkeypatched in tests)."""
-    from helpers.mde_eval import features_and_logits
+    from helpers.mde_eval import features_and_logits, word_model_outputs
     from helpers.models import build_model
     from helpers.models.text import Vocab
-    from helpers.training import fit, predict, seed_everything
+    from helpers.training import fit, seed_everything
 
     name = opts["model"]
     seed_everything(seed)
@@ -169,15 +169,7 @@ def _train_text_model(
     kwargs = {"pooling": "mean"} if name == "embsum" else {}
     model = build_model(name, vocab_size=len(vocab), num_classes=n_classes, **kwargs)
     fit(model, vocab.dataset(texts, labels, max_len=max_len), collate_fn=Vocab.collate, **common)
-    model.eval()
-
-    def outputs(xs: Sequence[str]) -> dict[str, np.ndarray]:
-        ids = vocab.encode_batch(list(xs), max_len=max_len)
-        if hasattr(model, "features"):
-            return features_and_logits(model, ids, preprocess=Vocab.pad)
-        return {"logits": predict(model, ids, collate_fn=Vocab.pad)}
-
-    return outputs
+    return word_model_outputs(model.eval(), vocab, max_len=max_len)
 
 
 def load_text_task(path: Path, *, seed: int = 0, **options: Any) -> ShiftTask:
