@@ -21,6 +21,18 @@ def _isolated_outputs(tmp_path_factory, monkeypatch):
     yield
 
 
+@pytest.fixture
+def one_torch_thread():
+    """Run a test on one torch thread (restored afterwards): the tiny models' many small ops are faster on one
+    thread than on two, and far faster when the machine's two cores are shared."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def shared_data_dir() -> Path | None:
     """The real data directory if one is configured and present (CI sets HELPERS_DATA)."""
     value = os.environ.get("HELPERS_DATA")

@@ -22,14 +22,7 @@ from helpers.attribution.tiny import TinyTransformer, exact_match_feature
 from helpers.data.msgs import msgs_examples, msgs_training_set
 from helpers.errors import InputValidationError, UnknownNameError
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """The shared 2-core machine is oversubscribed: one torch thread is far faster than two here."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_exact_match_feature():

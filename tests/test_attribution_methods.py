@@ -13,14 +13,7 @@ from helpers.attribution.tiny import segments_from_sep
 from helpers.errors import InputValidationError
 from helpers.models.text import Vocab
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """The shared 2-core machine is oversubscribed: one torch thread is far faster than two here."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 WORDS = ["<pad>", "<unk>", "<sep>", "the", "cat", "sat", "on", "mat", "dog", "ran"]

@@ -21,13 +21,7 @@ from helpers.selftraining import (
     weighted_training_set,
 )
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny models: threading only adds overhead on a shared CPU
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _blobs(n=60, shift=0.0, seed=0):

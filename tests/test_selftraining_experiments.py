@@ -5,20 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 from conftest import shared_data_dir
 
 import helpers.selftraining.experiments as ex
 from helpers.errors import InputValidationError
 from helpers.selftraining.experiments import DomainPair, RunConfig, ablation, evaluate_pair, table1
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _pair(seed=0):

@@ -12,13 +12,7 @@ from helpers.seq2seq import DiscriminatorData, WordVocab, discriminator_votes, t
 from helpers.seq2seq import discriminators as disc_mod
 from helpers.seq2seq.discriminators import balanced_accuracy, freeze_lower_layers
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_balanced_accuracy_hand_computed():
