@@ -53,6 +53,25 @@ def test_pair_vocab_and_build_model():
         build_model("bert", v)
 
 
+def test_suite_checkpoints_are_keyed_by_content(monkeypatch):
+    """The same training set under two suite names and member names is trained once; other data trains anew."""
+    import helpers.training as training
+    from helpers.paths import cache_dir
+
+    calls = []
+    real_fit = training.fit
+    monkeypatch.setattr(training, "fit", lambda *a, **k: calls.append(k["checkpoint_dir"]) or real_fit(*a, **k))
+    v = pair_vocab(["the cat saw a dog , drew"])
+    frame = pd.DataFrame({"text": ["the cat saw a dog", "a dog drew the cat"] * 4, "label": [0, 1] * 4})
+    a = train_suite({"inoc 1%": frame}, v, columns=["text"], key="hans", epochs=1, progress=False)
+    b = train_suite({"tiny": frame}, v, columns=["text"], key="arch", epochs=1, progress=False)
+    assert calls[0] == calls[1]  # one checkpoint folder: the second call resumes the finished training
+    assert all(torch.equal(x, y) for x, y in zip(a["inoc 1%"].state_dict().values(), b["tiny"].state_dict().values()))
+    train_suite({"x": frame.assign(label=1 - frame.label)}, v, columns=["text"], epochs=1, progress=False)
+    train_suite({"x": frame}, v, columns=["text"], epochs=1, seed=1, progress=False)
+    assert len(set(calls)) == 3 and all(c.parent == cache_dir() / "checkpoints" for c in calls)
+
+
 def test_msgs_end_to_end_small():
     """Two MSGS models trained briefly; the pipeline gives tidy outputs and ACC ranks a clear pair correctly."""
     words = {w for f in ("morph",) for k in ("ambiguous", "ood", "inoc_L") for t in

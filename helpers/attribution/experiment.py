@@ -22,7 +22,7 @@ from helpers.attribution.attributions import HFTokenizer, WordTokenizer, attribu
 from helpers.attribution.evaluation import BASELINES, baseline_scores, ranking_table
 from helpers.attribution.factors import FACTORS, factor_matrix, factor_values
 from helpers.attribution.tiny import TinyTransformer
-from helpers.cache import cached_arrays
+from helpers.cache import cache_key, cached_arrays
 from helpers.errors import InputValidationError, UnknownNameError
 from helpers.models.text import PAD, UNK, TextCNN, Vocab, tokenize
 from helpers.paths import cache_dir
@@ -134,16 +134,17 @@ def train_classifier(
     vocab: Vocab,
     *,
     arch: str = "tiny",
-    key: str,
     epochs: int = 3,
     batch_size: int = 32,
     lr: float = 2e-3,
     seed: int = 0,
     progress: bool = False,
 ) -> nn.Module:
-    """Train a word-level classifier on texts or pairs; checkpoints under ``cache/checkpoints/attribution-<key>``.
+    """Train a word-level classifier on texts or pairs, checkpointed under ``cache/checkpoints/attribution-<hash>``.
 
-    ``key`` must name everything the model depends on (setting, mix, architecture, data size, seed).  MiniLM
+    The hash covers everything the model depends on: the training inputs and labels, the vocabulary, the
+    architecture, epochs, learning rate, batch size and seed.  So an interrupted training resumes, and the same
+    model asked for twice (an inoculation mix that is also an architecture-suite member) is trained once.  MiniLM
     architectures fine-tune with their own ``lr`` and ``epochs`` (:data:`ARCHITECTURES`).
     """
     from helpers.training import fit
@@ -151,6 +152,10 @@ def train_classifier(
     model = build_model(arch, vocab, seed=seed)
     lr = ARCHITECTURES[arch].get("lr", lr)
     epochs = ARCHITECTURES[arch].get("epochs", epochs)
+    key = cache_key(
+        {"inputs": [x if isinstance(x, str) else list(x) for x in inputs], "labels": [int(y) for y in labels],
+         "vocab": list(vocab.itos), "arch": arch, "epochs": epochs, "lr": lr, "batch_size": batch_size, "seed": seed}
+    )[:32]  # fmt: skip
     tok = model_tokenizer(model, vocab)
     encs = [tok.encode(x) for x in inputs]
     items = [((e.ids, e.segments), int(y)) for e, y in zip(encs, labels)]
@@ -303,7 +308,7 @@ def train_suite(
     vocab: Vocab,
     *,
     columns: Sequence[str],
-    key: str,
+    key: str = "suite",
     arch: str | Mapping[str, str] = "tiny",
     epochs: int = 4,
     batch_size: int = 32,
@@ -313,17 +318,16 @@ def train_suite(
 ) -> dict[str, nn.Module]:
     """Train one model per named training set (an inoculation mix), or per architecture when ``arch`` is a map.
 
-    ``key`` names the setting; each model's checkpoint key adds its name, architecture, size, epochs and seed.
+    ``key`` names the setting on the progress bar; checkpoints are keyed by content (:func:`train_classifier`).
     """
     from tqdm.auto import tqdm
 
     out = {}
     for name, frame in tqdm(list(train_sets.items()), desc=f"train {key}", disable=not progress):
         a = arch[name] if isinstance(arch, Mapping) else arch
-        slug = "".join(c if c.isalnum() else "_" for c in name)
         out[name] = train_classifier(
             _inputs(frame, columns), frame["label"].tolist(), vocab, arch=a, epochs=epochs, batch_size=batch_size,
-            lr=lr, seed=seed, key=f"{key}-{slug}-{a}-n{len(frame)}-e{ARCHITECTURES[a].get('epochs', epochs)}-s{seed}",
+            lr=lr, seed=seed,
         )  # fmt: skip
     return out
 
