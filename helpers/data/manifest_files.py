@@ -1,0 +1,263 @@
+"""The file table of the data manifest: relative path → (size in bytes, sha256 as stored, sha256 of the
+uncompressed content for files stored gzip-compressed (else ``None``), what the file holds).
+
+Pure data, kept apart from :mod:`helpers.data.manifest` (which builds :data:`~helpers.data.manifest.FILES` and the
+dataset entries from it) so that each stays readable.
+"""
+
+FILE_TABLE: dict[str, tuple[int, str, str | None, str]] = {
+    "cogs/cogs_dev.tsv.gz": (
+        79350,
+        "7df65845f769678581f8d35cb9c0758d6c056a2401a8b2c9a0966d8279188b06",
+        "ab66388a309c7ac1ad210c781a6a0ce12281a9ef24619a12422a752cef61bc21",
+        "3000 lines; 522121 B uncompressed",
+    ),
+    "cogs/cogs_gen_varfree.tsv.gz": (
+        554804,
+        "828e9d92003b81cafc1f5cf4362e99ae93c7c63a3a8e91b5b4be6e0aa9cf3317",
+        "d1028ee1cba97aea1755d19601014e00c44d227014df8081a5c2765787cacd73",
+        "21000 lines; 3202196 B uncompressed",
+    ),
+    "cogs/cogs_test.tsv.gz": (
+        79056,
+        "f29006df77c402f109d3d1b1f85f64e9d74db96a06fa42e2efcba06a87ccbe3a",
+        "68f8e51e9f6d9cd22d64efe68dd21d7ea5ba327e9a2359481030161aea757035",
+        "3000 lines; 521111 B uncompressed",
+    ),
+    "cogs/cogs_train.tsv.gz": (
+        626521,
+        "9e55d84416d4ae5676efe5c475aa7938c87ed5d482563b9cd82773b7ccdae1d1",
+        "220b3804b562c0156ee986eff1bdd15c27e52142549362a64f57baf86e304c78",
+        "24155 lines; 4146574 B uncompressed",
+    ),
+    "cogs/slog_generalization_sets.zip": (
+        1659834,
+        "99a13618b033b9f5721107f4c163d035d92a2fee340b217a5a1f6abc63842647",
+        None,
+        "2 member files",
+    ),
+    "cogs/varfree_dev.tsv.gz": (
+        88191,
+        "2926d0cf6249b925ab78bea986bf937de8d4143aa79259543019d53bbb33b4dc",
+        "8677b6b92f9649e74f9e99c2affc9a8a0c4810a612dd32fcd1b45448ca3647f9",
+        "4046 lines; 472711 B uncompressed",
+    ),
+    "cogs/varfree_test.tsv.gz": (
+        87998,
+        "2a7a1261bc3be21fa1d05b48f21d4cfd1433995d8dd0a013a51eb158ac51f75f",
+        "2f2942a345507ef6af5885ccde48f08bf32a1dd2ba0e19da371d4bbd40b90644",
+        "4046 lines; 472539 B uncompressed",
+    ),
+    "cogs/varfree_train.tsv.gz": (
+        689212,
+        "859c3f35454e53c2d684ebb30eeb807e7964cab5f798390ac2764543b9fc1938",
+        "0afc442d1cfca446a3c356c58e979df631d19f863b62edd2c4d6cc70a34e0778",
+        "32755 lines; 3796762 B uncompressed",
+    ),
+    "pos/brown.zip": (
+        3314357,
+        "9b275f9b3b95d7bd66ccfb7cd259f445a13bbe5d1f4107aba09fd3e8364bafa6",
+        None,
+        "503 member files",
+    ),
+    "pos/en_ewt-ud-dev.conllu.gz": (
+        333837,
+        "41086e3afc9ae572f899c9123f874d6d04a52e374a3d2ac7a6667ce48e3bf3e3",
+        "531a54ff90d6ab12201c5a50c3e78e6ddac4de69abc4bce5d275d3cd29efe2b6",
+        "2001 sents; 25147 words; 1805545 B uncompressed",
+    ),
+    "pos/en_ewt-ud-test.conllu.gz": (
+        330912,
+        "29c151eee8846d3f3ef7806c126ecac9932af2317c008c6d6b076c5e14950dbe",
+        "e266e515a0a7547657ed3d90d9ba46487d6bd251f27ad4269d4e8a427c8555cd",
+        "2077 sents; 25094 words; 1804515 B uncompressed",
+    ),
+    "pos/en_ewt-ud-train.conllu.gz": (
+        2605912,
+        "bd47e08c9e18ec12d319e84df2ccdb272ff6de1d0dba5761117d3caf8b358f7b",
+        "3fb78e2b55482c8ee00caa653af436c88c9e5bc9a73ce26e4ae3ddc79d2b7e7b",
+        "12544 sents; 204577 words; 14203025 B uncompressed",
+    ),
+    "pos/treebank.zip": (
+        1740034,
+        "9da92d76c3666cfb6cddeaed0f7e86b344cce0f0928a286d439e555f19c37399",
+        None,
+        "802 member files",
+    ),
+    "pos/universal_tagset.zip": (
+        15680,
+        "ea916d1cd4366f0699ef63d40977a2e99e043c8dc9212f64e52c152d1a625810",
+        None,
+        "35 member files (the .py helper removed)",
+    ),
+    "scan/add_prim_split/tasks_test_addprim_jump.txt.gz": (
+        66751,
+        "db9c50a9043d2d9eb92bffed5f1074471c98cabbdb18f5b8de54488c01c80e0a",
+        "8147ae2651422c701162e174d9d66158daa57858a26b30317ac61797118ac7a5",
+        "7706 lines; 1531555 B uncompressed",
+    ),
+    "scan/add_prim_split/tasks_test_addprim_turn_left.txt.gz": (
+        8592,
+        "268578e6c0ea4d5f3a55916bdaf14e698f1dee4860779f567b5be32a96eceea0",
+        "15a82c2d25ac7c3c1fff7e18051fb085974ef3617de895c520d02144396a10e2",
+        "1208 lines; 173679 B uncompressed",
+    ),
+    "scan/add_prim_split/tasks_train_addprim_jump.txt.gz": (
+        114965,
+        "a093d139dd9d8b4fab8d13ac9c99b814f56b3a65a01baafb0971c880aed45cd7",
+        "e3c78485692e028eed4205e1b8b3fd0e785ef2c12d45b5b89204dadf5b239e23",
+        "14670 lines; 2579619 B uncompressed",
+    ),
+    "scan/add_prim_split/tasks_train_addprim_turn_left.txt.gz": (
+        183412,
+        "6d28a2b03b7258c1d48abe68118c3148a8655d30dd2f02a87879836d1a98df89",
+        "1b3fed86055dd7689d217f1b90cc8960aeb1cf200f4f209dc47935761b05304c",
+        "21890 lines; 3974537 B uncompressed",
+    ),
+    "scan/length_split/tasks_test_length.txt.gz": (
+        33074,
+        "b61c6bdbbd0ad1a88cbf946f823161b1f0a8f09fc247392659b472ec3c497ecb",
+        "0760752ed34a75116ae11dcc1ee17526b7500060da1366540730fa24894d7db3",
+        "3920 lines; 1356970 B uncompressed",
+    ),
+    "scan/length_split/tasks_train_length.txt.gz": (
+        128782,
+        "d8f66d634c0bb3c5c3c9029299ac31f407efd49e66286305cb4fcdfc51dbf6c3",
+        "b034212dc7cf87ce62f3a067dd6ad49c4d5cd18d51d615d13825516bcb1ebbc2",
+        "16990 lines; 2723418 B uncompressed",
+    ),
+    "scan/simple_split/tasks_test_simple.txt.gz": (
+        38317,
+        "39ad070514b562eb8b0a1a6cfd56dab521fe0b550e53eadecbec808689a9ff1d",
+        "1fe1c8f5a19d0dc40e41bab94278f45f66f3dc415a978bd29855a23440610fc6",
+        "4182 lines; 812450 B uncompressed",
+    ),
+    "scan/simple_split/tasks_train_simple.txt.gz": (
+        151735,
+        "8e0061ff764df7d0eace2f3112e6b4a10f89d5a1cd92bbddb37a4aba61cfb4d2",
+        "941bb8a088c5f53ceff12fde902dc008933cf0c4203cc672c47b5f79d73262dd",
+        "16728 lines; 3267938 B uncompressed",
+    ),
+    "scan/tasks.txt.gz": (
+        189644,
+        "bf099f8d4f7a1b518dc937bf91c24b859fd0bfdcc9ec6f27faa40a41050cfe31",
+        "d824c7d9e9149ba497e25f701981dac79954e04bf670d22e5c209f076ac6c89f",
+        "20910 lines; 4080388 B uncompressed",
+    ),
+    "sentiment/amazon/books_negative.review.gz": (
+        544801,
+        "57c0e82f005e8776bb036a45641bb4df7df5fe2ae55edcf2f6ad284395ec08fb",
+        "562c58de7f739c9af2d62377ea2253ff73e89f69c84a332088f341cdb0e09660",
+        "1000 reviews; 1538092 B uncompressed",
+    ),
+    "sentiment/amazon/books_positive.review.gz": (
+        527994,
+        "c5fd1a3aa57afe4e90877ec03f57c8a85d5e02f0b4eec180119f30902972ab0d",
+        "24323836c9ce9601ac43b7ab45fff1ac9b82efda02f1269bf3e8cdc4b019a99a",
+        "1000 reviews; 1510892 B uncompressed",
+    ),
+    "sentiment/amazon/dvd_negative.review.gz": (
+        587203,
+        "3c3c9bdd5715d713a417abc6a5ace130472d8b3f98d68f9c52dbd368817ad329",
+        "de1b539d29dc7edfbabf0ca4b1bce4e296d486533f3730012e4b49e36e762fa3",
+        "1000 reviews; 1589745 B uncompressed",
+    ),
+    "sentiment/amazon/dvd_positive.review.gz": (
+        634368,
+        "a948caa1b04817df7f35c49b26e61e21866fb6121d4030162ee8037c07bd3931",
+        "fcf5207f79aa8af4910b5793c15fe90f25eb39501f9f4bdbd8f60a817224e28d",
+        "1000 reviews; 1696767 B uncompressed",
+    ),
+    "sentiment/amazon/electronics_negative.review.gz": (
+        345982,
+        "8679b1d46bad878e2d0395b73e05299fc5a82d2c70efe6359f21c74092490615",
+        "571287120d63e289753231804f33169b2ec4348ca6d24fa0d781a3a08e6376ff",
+        "1000 reviews; 1113512 B uncompressed",
+    ),
+    "sentiment/amazon/electronics_positive.review.gz": (
+        344467,
+        "f64400ee96e2d9340ae1c3c078e522e58131817c32d3871ea6fc8576802ce1ea",
+        "98daefad1056ec8d98fe910bdb50ae282695b9c2b89c2bc1513b9d2203b38a11",
+        "1000 reviews; 1105010 B uncompressed",
+    ),
+    "sentiment/amazon/kitchen_negative.review.gz": (
+        300481,
+        "363ca12af98e6735f9f71371791cf5053220ee8917d601aab484ff8e90871ac5",
+        "0ad1fa1f4539b47933fcef01be674b1246d1dc01403197c1439004cbaf4b543e",
+        "1000 reviews; 1019937 B uncompressed",
+    ),
+    "sentiment/amazon/kitchen_positive.review.gz": (
+        303245,
+        "154069ecc291f01e275c4c3202d6194b4651c6acc0ab4e835581489726dd5301",
+        "90ebec2b5a6ac040e16836c32b8efbd92ce98804b916c6367f7ade3b8d536798",
+        "1000 reviews; 1018981 B uncompressed",
+    ),
+    "sentiment/imdb.csv.gz": (
+        25729065,
+        "4c3cdd9905134f2f799c918dd2821db361be9639879274f6e747e08b4b6ff0a2",
+        "173161d04046b0e0c90677eb78f318db2b12b9a85af9e60b2d15428d265d11b1",
+        "50000 rows + header",
+    ),
+    "sentiment/movie_reviews.zip": (
+        4004848,
+        "a41211ae685019137410268134db6a1a14428c89b671eb83056151a878539008",
+        None,
+        "2001 member files",
+    ),
+    "sentiment/sentence_polarity.zip": (
+        490256,
+        "6e1ed4405b65c7eabf1d199a7f7c437091ac21da0ea7467b410a74062574566b",
+        None,
+        "3 member files",
+    ),
+    "vision/cifar10_resnets/resnet20-12fca82f.th": (
+        1099231,
+        "12fca82f0bebc4135bf1f32f6e3710e61d5108578464b84fd6d7f5c1b04036c8",
+        None,
+        "97 tensors; best_prec1=91.78",
+    ),
+    "vision/cifar10_resnets/resnet32-d509ac18.th": (
+        1890043,
+        "d509ac1820d7f25398913559d7e81a13229b1e7adc5648e3bfa5e22dc137f850",
+        None,
+        "157 tensors; best_prec1=92.78",
+    ),
+    "vision/cifar10_resnets/resnet44-014dd654.th": (
+        2680855,
+        "014dd6541728a1c700b1642ab640e211dc6eb8ed507d70697458dc8f8a0ae2e4",
+        None,
+        "217 tensors; best_prec1=93.14",
+    ),
+    "vision/cifar10_resnets/resnet56-4bfd9763.th": (
+        3471733,
+        "4bfd97631478d6b638d2764fd2baff3edb1d7d82252d54439343b6596b9b5367",
+        None,
+        "277 tensors; best_prec1=93.62",
+    ),
+    "vision/cifar10_test_jpeg.npz": (
+        28406353,
+        "c0501a381b44d0b55c4d8c214866a723cb4e54dfd837ab2449a7e4d9140123c2",
+        # content hash (added here, not in MANIFEST.md): sha256 of x.tobytes() + y.tobytes(), C order
+        "d9427161100144d0c8aa5179a9c0e2cd4625f58c84be4bcfd86b218d22b07e58",
+        "x(10000, 32, 32, 3) uint8, y(10000,) int64",
+    ),
+    "vision/usps/zip.test.gz": (
+        439208,
+        "8dacc3c6e136af6c3488de9e5113a7daf140c8c2f1f0b61c54ee02f03f1a962f",
+        "6bde17b4f1cd68e0630cd2751d6495b5795d9165ab2dc4a0be8b7002b732f4cc",
+        "2007 lines; 2029542 B uncompressed",
+    ),
+    "vision/usps/zip.train.gz": (
+        1829071,
+        "66ebf231ab51f2cf6ac1a892d0f98ccffee1079d7a5db638c1f11f366046ca16",
+        "abc9f5c75b997cabe66b5d01727d5a681c69298e1641a8d37b55433a52129dc0",
+        "7291 lines; 14512253 B uncompressed",
+    ),
+    "vision/cifar10c_frost/LICENSE": (11357, "c71d239df91726fc519c6eb72d318ec65820627232b2f796219e87dcf35d0ab4", None, "Apache-2.0 text"),
+    "vision/cifar10c_frost/frost1.png": (1199930, "ff9f907860bd7a835d459e32f9d588062b7f61ee267343cc7222b56753a14755", None, "image"),
+    "vision/cifar10c_frost/frost2.png": (299002, "fe211a89b336999c207a852ce05818d4545d0b57c5beadd824b4cc9d9a9b6137", None, "image"),
+    "vision/cifar10c_frost/frost3.png": (299002, "2d0d50b4a9bb213f38b024ef7768731bb83cc08d2f26b5766bbc167cdfa0e504", None, "image"),
+    "vision/cifar10c_frost/frost4.jpg": (36734, "3f8b91ca1a9fa7167b09e773da53f5ae60d0a1fd88f02a783f6e328a72887f6e", None, "image"),
+    "vision/cifar10c_frost/frost5.jpg": (155150, "5fc6a19df4a429ba68abdcc8f8a4278d4c9f81c9ccafd2c92ab0c8cf8992ebd2", None, "image"),
+    "vision/cifar10c_frost/frost6.jpg": (90185, "1f92b2f48408748085b68dd81d816ef239f42cef3029c25d041fcb6760fb4f25", None, "image"),
+}
