@@ -35,8 +35,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from helpers.attribution import WordTokenizer, attribute  # noqa: E402
-from helpers.attribution.experiment import build_model, pair_vocab  # noqa: E402
 from helpers.data.hans import hans_examples  # noqa: E402
+from helpers.experiments.p4_attribution import build_model, pair_vocab  # noqa: E402
 from helpers.plotting import save_table  # noqa: E402
 
 

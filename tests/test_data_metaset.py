@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from helpers.data.corruptions import corrupt
-from helpers.errors import InputValidationError
-from helpers.metaset_data import (
+from helpers.data.metaset import (
     STRESS_TRANSFORMS,
     ShiftSpec,
     apply_image_shift,
@@ -21,6 +20,7 @@ from helpers.metaset_data import (
     specs_frame,
     text_metaset,
 )
+from helpers.errors import InputValidationError
 
 RNG = np.random.default_rng(0)
 CIFAR = RNG.integers(0, 256, (6, 32, 32, 3), dtype=np.uint8)

@@ -1,4 +1,4 @@
-"""helpers.selective_report and helpers.sentiment_suite: tables on hand-built frames, a tiny cached training run."""
+"""helpers.experiments.p2_selective.report and helpers.experiments.p2_selective.suite: tables on hand-built frames, a tiny cached training run."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers import selective_report as rep
 from helpers.errors import InputValidationError, UnknownNameError
+from helpers.experiments.p2_selective import report as rep
 from helpers.selective import auc, disca
 
 # model "good": ranks its one error last; model "bad": its one error is the most confident answer
@@ -86,8 +86,13 @@ def test_failure_cases_and_plots():
 
 
 def test_sentiment_suite_tiny_bow_run_is_cached():
+    from helpers.experiments.p2_selective.suite import (
+        SuiteConfig,
+        SuiteData,
+        predictions_frame,
+        suite_predictions,
+    )
     from helpers.paths import cache_dir
-    from helpers.sentiment_suite import SuiteConfig, SuiteData, predictions_frame, suite_predictions
 
     pos = ["a great wonderful film", "great acting and a wonderful plot", "wonderful , great fun"]
     neg = ["a terrible boring film", "boring plot and terrible acting", "terrible , boring mess"]

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from conftest import shared_data_dir
 
-import helpers.selftraining.experiments as ex
+import helpers.experiments.p3_selftraining as ex
 from helpers.errors import InputValidationError
-from helpers.selftraining.experiments import DomainPair, RunConfig, ablation, evaluate_pair, table1
+from helpers.experiments.p3_selftraining import DomainPair, RunConfig, ablation, evaluate_pair, table1
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -7,7 +7,10 @@ import pandas as pd
 import pytest
 import torch
 
-from helpers.attribution.experiment import (
+from helpers.attribution.tiny import TinyTransformer, exact_match_feature
+from helpers.data.msgs import msgs_examples, msgs_training_set
+from helpers.errors import InputValidationError, UnknownNameError
+from helpers.experiments.p4_attribution import (
     SettingResult,
     accuracy_table,
     build_model,
@@ -18,9 +21,6 @@ from helpers.attribution.experiment import (
     train_suite,
     window_ablation,
 )
-from helpers.attribution.tiny import TinyTransformer, exact_match_feature
-from helpers.data.msgs import msgs_examples, msgs_training_set
-from helpers.errors import InputValidationError, UnknownNameError
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

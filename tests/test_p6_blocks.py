@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from helpers.benchmark import BenchmarkResult
-from helpers.benchmark.selftrain import _boot_flags, selftraining_grid
-from helpers.benchmark.seq2seq_block import seq2seq_rows
 from helpers.errors import InputValidationError
+from helpers.experiments.p6_benchmark.selftrain import _boot_flags, selftraining_grid
+from helpers.experiments.p6_benchmark.seq2seq_block import seq2seq_rows
 
 
 def _set(name, shift, conf, correct, votes):

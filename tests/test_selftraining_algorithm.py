@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 import helpers.selftraining.algorithm as alg
+import helpers.selftraining.ensembles as ens
 from helpers.errors import InputValidationError
 from helpers.models.dann import DANN, IGNORE_LABEL
 from helpers.selftraining import (
@@ -130,7 +131,8 @@ def _record_initial_states(monkeypatch):
         seen.append({k: v.detach().clone() for k, v in model.state_dict().items()})
         return real_fit(model, train, **kw)
 
-    monkeypatch.setattr(alg, "fit", spy)
+    monkeypatch.setattr(alg, "fit", spy)  # pre-training (train_supervised / train_dann)
+    monkeypatch.setattr(ens, "fit", spy)  # the rounds of T_RI / T_RM
     return seen
 
 

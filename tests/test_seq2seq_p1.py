@@ -8,11 +8,13 @@ import pytest
 import torch
 
 from helpers.errors import InputValidationError
+from helpers.experiments.p1_bounds import PipelineConfig, Seq2SeqTask, render_scan_output, run_task
+from helpers.experiments.p1_bounds import pipeline as pipeline_mod
+from helpers.experiments.p1_bounds.analysis import estimates_table, recall_table, set_summary, subset_curve
+from helpers.experiments.p1_bounds.pipeline import SetResult, TaskResult
 from helpers.seq2seq import (
     DiscriminatorData,
-    PipelineConfig,
     ScratchPairCollator,
-    Seq2SeqTask,
     WordVocab,
     beam_search,
     build_parser,
@@ -22,17 +24,12 @@ from helpers.seq2seq import (
     exact_match,
     make_discriminator,
     mine_negatives,
-    render_scan_output,
-    run_task,
     sequence_probability,
     snapshot_beams,
     snapshot_paths,
     train_discriminators,
     train_parser,
 )
-from helpers.seq2seq import pipeline as pipeline_mod
-from helpers.seq2seq.analysis import estimates_table, recall_table, set_summary, subset_curve
-from helpers.seq2seq.pipeline import SetResult, TaskResult
 
 TINY = {"d_model": 8, "d_ff": 16, "num_layers": 1, "num_heads": 2, "d_kv": 4, "dropout_rate": 0.0}
 
@@ -237,7 +234,7 @@ def test_scan_task_keeps_ood_tests_out_of_training():
     import os
 
     os.environ.setdefault("HELPERS_DATA", str(shared_data_dir()))
-    t = __import__("helpers.seq2seq.tasks", fromlist=["load_task"]).load_task("scan", n_dev=50, n_test=200)
+    t = __import__("helpers.experiments.p1_bounds.tasks", fromlist=["load_task"]).load_task("scan", n_dev=50, n_test=200)
     train_inputs = {x for x, _ in t.train} | {x for x, _ in t.dev}
     for name in ("SCAN-length", "SCAN-jump"):
         assert not train_inputs & {x for x, _ in t.test_sets[name]}
@@ -428,7 +425,7 @@ def test_cogs_and_pos_tasks(name, monkeypatch):
         pytest.skip("data not available")
     monkeypatch.setenv("HELPERS_DATA", str(shared_data_dir()))
     from helpers.data.pos import UNIVERSAL_TAGS
-    from helpers.seq2seq.tasks import load_task
+    from helpers.experiments.p1_bounds.tasks import load_task
 
     t = load_task(name, n_train=200, n_dev=20, n_test=30, max_words=20)
     assert len(t.train) == 200 and all(len(s) == 30 for s in t.test_sets.values())

@@ -17,7 +17,7 @@ What happens
    (Adam, seeded, deterministic on CPU);
 2. its logits and penultimate features are computed on the reference and on every target set;
 3. a meta-set (paper 5, Algorithm 1) is made of seeded corruptions of the reference images
-   (:func:`helpers.metaset_data.image_metaset` with the corruptions of :mod:`helpers.data.corruptions` at every
+   (:func:`helpers.data.metaset.image_metaset` with the corruptions of :mod:`helpers.data.corruptions` at every
    severity, plus random compositions of two), named ``meta_<corruption>-<severity>``;
 4. everything is cached with :func:`helpers.cache.cached_arrays` under a sha256 of the image files (paths and
    bytes) + options + seed.
@@ -143,9 +143,8 @@ def read_images(
 
 def _train_image_model(x: np.ndarray, y: np.ndarray, *, n_classes: int, seed: int, opts: dict):
     """Train the CNN on NHWC images ``x``; return images → ``{"logits", "features"}`` (monkeypatched in tests)."""
-    from helpers.mde_eval import features_and_logits
     from helpers.models import build_model
-    from helpers.training import fit, seed_everything
+    from helpers.training import features_and_logits, fit, seed_everything
 
     seed_everything(seed)
     model = build_model(
@@ -170,7 +169,7 @@ def load_image_task(root: Path, *, seed: int = 0, **options: Any) -> ShiftTask:
 
     Options (keyword-only) and defaults are :data:`IMAGE_OPTIONS`.
     """
-    from helpers.metaset_data import apply_image_shift, image_metaset
+    from helpers.data.metaset import apply_image_shift, image_metaset
 
     opts = check_options("images", options, IMAGE_OPTIONS)
     if opts["model"] not in ("cnn", "cnn_bn"):

@@ -18,7 +18,7 @@ What happens
 2. its logits (and penultimate features where the model has them) are computed on the reference and on every
    target set;
 3. a meta-set (paper 5, Algorithm 1) is made of seeded perturbations of the reference texts
-   (:func:`helpers.metaset_data.text_metaset`: every perturbation of :mod:`helpers.data.text_perturb` at every
+   (:func:`helpers.data.metaset.text_metaset`: every perturbation of :mod:`helpers.data.text_perturb` at every
    severity, plus random compositions), named ``meta_<perturbation>-<severity>``;
 4. everything is cached with :func:`helpers.cache.cached_arrays` under the file's sha256 + options + seed, so a
    second call with the same file and options trains nothing.
@@ -138,20 +138,14 @@ def _train_text_model(
     texts: Sequence[str], labels: np.ndarray, *, n_classes: int, seed: int, opts: dict
 ) -> Callable[[Sequence[str]], dict[str, np.ndarray]]:
     """Train ``opts["model"]`` on ``texts``; return texts → ``{"logits"[, "features"]}`` (monkeypatched in tests)."""
-    from helpers.mde_eval import features_and_logits, word_model_outputs
     from helpers.models import build_model
     from helpers.models.text import Vocab
-    from helpers.training import fit, seed_everything
+    from helpers.models.zoo import train_text_classifier
+    from helpers.training import features_and_logits, fit, seed_everything
 
     name = opts["model"]
     seed_everything(seed)
-    common = dict(
-        epochs=int(opts["epochs"]),
-        batch_size=int(opts["batch_size"]),
-        lr=float(opts["lr"]),
-        seed=seed,
-        progress=False,
-    )
+    common = dict(epochs=int(opts["epochs"]), batch_size=int(opts["batch_size"]), lr=float(opts["lr"]), seed=seed)
     if name == "tfidf_mlp":
         from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -161,15 +155,15 @@ def _train_text_model(
             return vec.transform(list(xs)).toarray().astype(np.float32)
 
         model = build_model(name, in_features=len(vec.vocabulary_), num_classes=n_classes)
-        fit(model, (encode(texts), np.asarray(labels, dtype=np.int64)), **common)
+        fit(model, (encode(texts), np.asarray(labels, dtype=np.int64)), progress=False, **common)
         model.eval()
         return lambda xs: features_and_logits(model, encode(xs))
-    max_len = int(opts["max_len"])
     vocab = Vocab.build(texts, min_freq=int(opts["min_freq"]), max_size=int(opts["max_vocab"]))
-    kwargs = {"pooling": "mean"} if name == "embsum" else {}
-    model = build_model(name, vocab_size=len(vocab), num_classes=n_classes, **kwargs)
-    fit(model, vocab.dataset(texts, labels, max_len=max_len), collate_fn=Vocab.collate, **common)
-    return word_model_outputs(model.eval(), vocab, max_len=max_len)
+    # the zoo seeds the initial weights with torch.manual_seed(seed), as seed_everything(seed) above did
+    _, outputs = train_text_classifier(
+        name, texts, labels, vocab=vocab, max_len=int(opts["max_len"]), num_classes=n_classes, **common
+    )
+    return outputs
 
 
 def load_text_task(path: Path, *, seed: int = 0, **options: Any) -> ShiftTask:
@@ -177,8 +171,8 @@ def load_text_task(path: Path, *, seed: int = 0, **options: Any) -> ShiftTask:
 
     Options (keyword-only) and defaults are :data:`TEXT_OPTIONS`.
     """
+    from helpers.data.metaset import apply_text_shift, text_metaset
     from helpers.data.text_perturb import list_text_perturbations
-    from helpers.metaset_data import apply_text_shift, text_metaset
 
     opts = check_options("text", options, TEXT_OPTIONS)
     if opts["model"] not in TEXT_MODELS:

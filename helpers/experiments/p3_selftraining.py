@@ -32,14 +32,13 @@ from helpers.metrics import error_detection_scores
 from helpers.models import build_model
 from helpers.paths import cache_dir
 from helpers.selftraining.algorithm import (
-    RandomInitEnsemble,
-    RepresentationMatchingEnsemble,
     SelfTrainingResult,
     self_training,
     train_dann,
     train_supervised,
 )
 from helpers.selftraining.baselines import ProxyRisk, ThresholdErrorDetector, ensemble_average_confidence
+from helpers.selftraining.ensembles import RandomInitEnsemble, RepresentationMatchingEnsemble
 from helpers.selftraining.trust_score import TrustScore
 from helpers.training import predict
 

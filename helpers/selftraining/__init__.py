@@ -1,16 +1,15 @@
 """Self-training ensembles for label-free accuracy estimation and error detection (paper 3, Chen et al. 2021).
 
-* :mod:`~helpers.selftraining.algorithm`: Algorithm 1 (:func:`self_training`), T_RI
-  (:class:`RandomInitEnsemble`), T_RM (:class:`RepresentationMatchingEnsemble`), majority vote, training sets.
+* :mod:`~helpers.selftraining.algorithm`: Algorithm 1 (:func:`self_training`), majority vote, training
+  sets, supervised and DANN training.
+* :mod:`~helpers.selftraining.ensembles`: T_RI (:class:`RandomInitEnsemble`) and T_RM
+  (:class:`RepresentationMatchingEnsemble`).
 * :mod:`~helpers.selftraining.baselines`: Ens Avg Conf, MSP / Trust Score threshold detectors, Proxy Risk.
 * :mod:`~helpers.selftraining.trust_score`: Trust Score (Jiang et al. 2018).
 * :mod:`~helpers.selftraining.conditions`: the success conditions ν̃, γ̃, σ²_L (Table 3).
-* :mod:`~helpers.selftraining.experiments`: data pairs (Amazon TF-IDF, digits ↔ USPS) and one-pair runs.
 """
 
 from helpers.selftraining.algorithm import (
-    RandomInitEnsemble,
-    RepresentationMatchingEnsemble,
     RoundRecord,
     SelfTrainingResult,
     dann_training_set,
@@ -29,6 +28,7 @@ from helpers.selftraining.baselines import (
     proxy_risk_objective,
 )
 from helpers.selftraining.conditions import pairwise_disagreement, round_conditions, success_conditions
+from helpers.selftraining.ensembles import RandomInitEnsemble, RepresentationMatchingEnsemble
 from helpers.selftraining.trust_score import TrustScore, density_filter
 
 __all__ = [

@@ -1,8 +1,8 @@
 """Seq2seq parsers and correctness discriminators for paper 1 ("Predicting generalization performance with
 correctness discriminators"): word vocabularies, a T5-architecture parser trained from scratch with beam search
-and sequence confidences, negative mining from early checkpoints, discriminator ensembles, task loaders, a cached
-end-to-end pipeline and the result tables / subset curves.  The bounds themselves live in
-:mod:`helpers.estimators.bounds`.
+and sequence confidences, negative mining from early checkpoints, discriminator ensembles.  The bounds themselves live in
+:mod:`helpers.estimators.bounds`; paper 1's task loaders, cached end-to-end pipeline and result tables live in
+:mod:`helpers.experiments.p1_bounds`.
 """
 
 from helpers.seq2seq.discriminators import (
@@ -28,8 +28,6 @@ from helpers.seq2seq.parser import (
     snapshot_paths,
     train_parser,
 )
-from helpers.seq2seq.pipeline import PipelineConfig, SetResult, TaskResult, run_task
-from helpers.seq2seq.tasks import TASKS, Seq2SeqTask, load_task, render_scan_output
 from helpers.seq2seq.vocab import WordVocab
 
 __all__ = [
@@ -56,12 +54,4 @@ __all__ = [
     "make_discriminator",
     "train_discriminators",
     "discriminator_votes",
-    "TASKS",
-    "Seq2SeqTask",
-    "load_task",
-    "render_scan_output",
-    "PipelineConfig",
-    "SetResult",
-    "TaskResult",
-    "run_task",
 ]

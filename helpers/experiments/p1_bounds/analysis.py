@@ -1,4 +1,4 @@
-"""Result tables of paper 1 from a :class:`~helpers.seq2seq.pipeline.TaskResult`: Table 1 (recalls), Tables 2–4
+"""Result tables of paper 1 from a :class:`~helpers.experiments.p1_bounds.pipeline.TaskResult`: Table 1 (recalls), Tables 2–4
 (predicted accuracies and absolute errors) and Figure 4 (bounds vs test-subset size).
 
 Confidence baselines (Sec. 4.2) come from :mod:`helpers.estimators` on the sequence confidence (product of the top

@@ -23,6 +23,7 @@ import numpy as np
 
 from helpers.cache import cache_key, cached_arrays
 from helpers.errors import InputValidationError
+from helpers.experiments.p1_bounds.tasks import Seq2SeqTask, render_scan_output
 from helpers.paths import cache_dir
 from helpers.seq2seq.discriminators import SEP, discriminator_votes, train_discriminators
 from helpers.seq2seq.negatives import DiscriminatorData, discriminator_dataset, mine_negatives, snapshot_beams
@@ -35,7 +36,6 @@ from helpers.seq2seq.parser import (
     snapshot_paths,
     train_parser,
 )
-from helpers.seq2seq.tasks import Seq2SeqTask, render_scan_output
 from helpers.seq2seq.vocab import WordVocab
 
 __all__ = ["PipelineConfig", "SetResult", "TaskResult", "run_task"]
@@ -219,8 +219,52 @@ def run_task(
         device=device,
     )
 
-    # ---- negatives from the first snapshots (train -> discriminator train set, dev -> discriminator dev set)
     t1 = time.perf_counter()
+    disc_sets, steps = _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw)
+    timings["negatives"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    outs = _final_outputs(task, cfg, model, vocab, pkey, fitres.steps, decode_kw)
+    timings["decode"] = time.perf_counter() - t2
+    t3 = time.perf_counter()
+    votes_for = _vote_function(task, cfg, pkey, disc_sets, device=device, progress=progress)
+    render = _render(task.name)
+    disc_dev_votes = votes_for(disc_sets["dev"].inputs, disc_sets["dev"].outputs)
+    results = {}
+    for name, pairs in (("dev", task.dev), *task.test_sets.items()):
+        inputs, golds = [p[0] for p in pairs], [p[1] for p in pairs]
+        preds = [str(x) for x in outs[name]["top"]]
+        v = votes_for(inputs, [render(p) for p in preds])
+        results[name] = SetResult(
+            name,
+            "ID" if name == "dev" else task.shift[name],
+            inputs,
+            golds,
+            preds,
+            outs[name]["confidence"].astype(np.float64),
+            exact_match(preds, golds),
+            v,
+        )
+    timings["discriminators"] = time.perf_counter() - t3
+    timings["total"] = time.perf_counter() - t0
+    info = {
+        "vocab_size": len(vocab),
+        "parser_steps": fitres.steps,
+        "parser_resumed_from": fitres.resumed_from,
+        "parser_final_loss": fitres.final_loss,
+        "snapshot_steps": steps,
+        "checkpoint_dir": str(ckdir),
+        "n_params": int(sum(p.numel() for p in model.parameters())),
+        "sizes": task.sizes(),
+    }
+    dev = results.pop("dev")
+    return TaskResult(
+        task.name, dev, results, disc_sets["train"], disc_sets["dev"], disc_dev_votes, timings, info
+    )
+
+
+def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dict, list]:
+    """Discriminator train/dev sets: wrong beam outputs of the first ``n_snapshots`` parser snapshots on (a sample
+    of) the training set and on the dev set, cached per part; returns them and the snapshot steps used."""
     rng = np.random.default_rng(cfg.seed)
     mine = (
         task.train
@@ -283,11 +327,11 @@ def run_task(
             [render(str(x)) for x in arr["outputs"]],
             arr["labels"].astype(np.int64),
         )
-    timings["negatives"] = time.perf_counter() - t1
+    return disc_sets, steps
 
-    # ---- final parser on dev + every test set
-    t2 = time.perf_counter()
-    final_step = fitres.steps
+
+def _final_outputs(task, cfg, model, vocab, pkey, final_step, decode_kw) -> dict:
+    """Top beam and its confidence of the final parser on the dev set and every test set (cached per set)."""
     outs = {}
     for name, pairs in (("dev", task.dev), *task.test_sets.items()):
         fkey = {
@@ -304,10 +348,12 @@ def run_task(
             return {"top": np.array(r.top, dtype=str), "confidence": r.confidence}
 
         outs[name] = cached_arrays("seq2seq_beams", fkey, compute)
-    timings["decode"] = time.perf_counter() - t2
+    return outs
 
-    # ---- discriminator ensemble (trained lazily: only when some votes are not cached)
-    t3 = time.perf_counter()
+
+def _vote_function(task, cfg, pkey, disc_sets, *, device, progress):
+    """``votes_for(inputs, outputs)``: the (n, n_members) votes of the discriminator ensemble, cached per set; the
+    ensemble is trained (or restored from its checkpoints) only when some votes are not cached."""
     dkey = cache_key(
         {
             "parser": pkey,
@@ -351,35 +397,4 @@ def run_task(
             lambda: {"votes": discriminator_votes(get_members(), inputs, outputs, device=device)},
         )["votes"]
 
-    disc_dev_votes = votes_for(disc_sets["dev"].inputs, disc_sets["dev"].outputs)
-    results = {}
-    for name, pairs in (("dev", task.dev), *task.test_sets.items()):
-        inputs, golds = [p[0] for p in pairs], [p[1] for p in pairs]
-        preds = [str(x) for x in outs[name]["top"]]
-        v = votes_for(inputs, [render(p) for p in preds])
-        results[name] = SetResult(
-            name,
-            "ID" if name == "dev" else task.shift[name],
-            inputs,
-            golds,
-            preds,
-            outs[name]["confidence"].astype(np.float64),
-            exact_match(preds, golds),
-            v,
-        )
-    timings["discriminators"] = time.perf_counter() - t3
-    timings["total"] = time.perf_counter() - t0
-    info = {
-        "vocab_size": len(vocab),
-        "parser_steps": fitres.steps,
-        "parser_resumed_from": fitres.resumed_from,
-        "parser_final_loss": fitres.final_loss,
-        "snapshot_steps": steps,
-        "checkpoint_dir": str(ckdir),
-        "n_params": int(sum(p.numel() for p in model.parameters())),
-        "sizes": task.sizes(),
-    }
-    dev = results.pop("dev")
-    return TaskResult(
-        task.name, dev, results, disc_sets["train"], disc_sets["dev"], disc_dev_votes, timings, info
-    )
+    return votes_for

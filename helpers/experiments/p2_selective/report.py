@@ -2,7 +2,7 @@
 
 Input everywhere: a tidy per-example frame with columns ``model``, ``split`` (e.g. ``"id"`` / ``"ood"``),
 ``confidence`` (MaxProb, higher = more confident) and ``correct`` (bool), as made by
-:func:`helpers.sentiment_suite.predictions_frame`.
+:func:`helpers.experiments.p2_selective.suite.predictions_frame`.
 """
 
 from __future__ import annotations

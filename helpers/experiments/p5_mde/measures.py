@@ -60,8 +60,6 @@ __all__ = [
     "Reference",
     "fit_reference",
     "set_measures",
-    "features_and_logits",
-    "word_model_outputs",
     "correlation_table",
     "mae_table",
     "fit_regressions",
@@ -71,12 +69,8 @@ __all__ = [
     "scatter_with_fit",
     "collect_outputs",
     "measure_frame",
-    "train_text_classifier",
     "collapse_analysis",
     "metaset_frame",
-    "fit_logistic_head",
-    "minilm_outputs",
-    "TEXT_MODELS",
 ]
 
 MEASURES = (
@@ -201,42 +195,6 @@ def set_measures(
         "COT": 1.0 - cot_error(p, reference.label_distribution),
         "Agreement": float(agree),
     }
-
-
-def features_and_logits(
-    model, x, *, head: Callable | None = None, batch_size: int = 500, preprocess: Callable | None = None
-) -> dict[str, np.ndarray]:
-    """Penultimate features and logits of ``model`` on ``x`` in one pass, in order (eval mode, no gradients).
-
-    ``model.features(x)`` gives the features and ``head`` (default ``model.linear`` or ``model.classifier``) the
-    logits from them; ``preprocess`` maps a numpy batch to the model's input tensor (default ``torch.as_tensor``)
-    or to a mapping of keyword inputs (e.g. a MiniLM tokenizer's output), passed as ``model.features(**batch)``.
-    Batches go to the device of the model's parameters; the arrays come back on the CPU.
-    """
-    import torch
-
-    head = head or getattr(model, "linear", None) or getattr(model, "classifier", None)
-    if head is None or not hasattr(model, "features"):
-        raise InputValidationError(
-            "model: expected .features() and a .linear/.classifier head, or pass head="
-        )
-    if batch_size < 1:
-        raise InputValidationError(f"batch_size: expected a positive integer, got {batch_size!r}")
-    prep = preprocess or (lambda b: torch.as_tensor(np.asarray(b, dtype=np.float32)))
-    model.eval()
-    param = next(model.parameters(), None)
-    dev = param.device if param is not None else torch.device("cpu")  # e.g. left on the GPU by training.fit
-    feats, logits = [], []
-    with torch.inference_mode():
-        for i in range(0, len(x), batch_size):
-            batch = prep(x[i : i + batch_size])
-            if isinstance(batch, Mapping):
-                f = model.features(**{k: v.to(dev) for k, v in batch.items()})
-            else:
-                f = model.features(batch.to(dev))
-            feats.append(f.float().cpu().numpy())
-            logits.append(head(f).float().cpu().numpy())
-    return {"features": np.concatenate(feats), "logits": np.concatenate(logits)}
 
 
 # ------------------------------------------------------------------------------------------------------ tables
@@ -413,7 +371,7 @@ def collect_outputs(
     Parameters
     ----------
     sets : sequence of ShiftSpec
-        The sets (see :mod:`helpers.metaset_data`); ``spec.name`` and ``spec.key()`` enter the cache key.
+        The sets (see :mod:`helpers.data.metaset`); ``spec.name`` and ``spec.key()`` enter the cache key.
     inputs : callable spec → model inputs
         Builds the set's inputs (corrupted images, perturbed texts, a natural-shift set); called at most once per
         set and only when some predictor's outputs are not cached yet.
@@ -523,211 +481,6 @@ def collapse_analysis(
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-TEXT_MODELS = ("bow", "embsum", "textcnn", "lstm", "minilm", "minilm-frozen")
-
-
-def fit_logistic_head(linear, features, labels, *, C: float = 1.0) -> object:
-    """Fit ``linear`` (a ``torch.nn.Linear(d, K)``) as an L2-regularised logistic regression on fixed features.
-
-    scikit-learn's ``LogisticRegression(C=C)`` is fitted on the standardised ``features``; the standardisation is
-    folded into the weights, and the logits are centred over the classes (for K = 2 they are ``±s/2`` with ``s``
-    the log-odds): softmax probabilities are exactly the regression's, and the free energy −logsumexp(z) — hence
-    MDE and Avg Energy — does not depend on an arbitrary per-class offset (the L2 penalty of a multinomial
-    regression also drives the logits' class-sum to zero).  Returns ``linear``, updated in place.
-    """
-    import torch
-    from sklearn.linear_model import LogisticRegression
-
-    f = np.asarray(features, dtype=np.float64)
-    y = np.asarray(labels).astype(int)
-    k = int(linear.out_features)
-    if f.ndim != 2 or f.shape[1] != linear.in_features or y.shape != (f.shape[0],):
-        raise InputValidationError(
-            f"features, labels: expected shapes (n, {linear.in_features}) and (n,), got {f.shape} and {y.shape}"
-        )
-    if y.min() < 0 or y.max() >= k or len(np.unique(y)) < 2:
-        raise InputValidationError(f"labels: expected at least two classes in 0..{k - 1}, got {np.unique(y)}")
-    mu, sd = f.mean(0), f.std(0) + 1e-8
-    reg = LogisticRegression(C=C, max_iter=2000).fit((f - mu) / sd, y)
-    w = np.zeros((k, f.shape[1]))
-    b = np.zeros(k)
-    if reg.coef_.shape[0] == 1:  # binary: log-odds of class classes_[1] against classes_[0]
-        w[reg.classes_[1]], b[reg.classes_[1]] = reg.coef_[0], reg.intercept_[0]
-    else:
-        w[reg.classes_], b[reg.classes_] = reg.coef_, reg.intercept_
-    w, b = w / sd, b - (w / sd) @ mu
-    w, b = w - w.mean(0), b - b.mean()
-    with torch.no_grad():
-        linear.weight.copy_(torch.as_tensor(w, dtype=linear.weight.dtype))
-        linear.bias.copy_(torch.as_tensor(b, dtype=linear.bias.dtype))
-    return linear
-
-
-def minilm_outputs(
-    model, collate, *, batch_size: int = 64
-) -> Callable[[Sequence[str]], dict[str, np.ndarray]]:
-    """texts → {"features", "logits"} of a MiniLM classifier, in input order.
-
-    Two exact speed-ups for long reviews on a CPU: each text is cut to its first ``2 * collate.max_length``
-    whitespace words before tokenising (every word gives at least one WordPiece, so the kept tokens are the same),
-    and texts are batched in order of length (less padding; padding is masked, so outputs do not change).
-    """
-    cap = 2 * int(collate.max_length)
-
-    def outputs(xs: Sequence[str]) -> dict[str, np.ndarray]:
-        xs = [" ".join(str(t).split()[:cap]) for t in xs]
-        order = np.argsort([len(t) for t in xs], kind="stable")
-        out = features_and_logits(
-            model, [xs[i] for i in order], batch_size=batch_size, preprocess=collate.encode
-        )
-        inv = np.empty_like(order)
-        inv[order] = np.arange(len(order))
-        return {k: v[inv] for k, v in out.items()}
-
-    return outputs
-
-
-def _train_minilm(
-    name, texts, labels, *, epochs, max_steps, lr, batch_size, max_len, seed, checkpoint_dir, cache_key
-):
-    from helpers.cache import cached_arrays
-    from helpers.models import build_model
-    from helpers.models.minilm import MiniLMCollator
-    from helpers.training import fit
-
-    frozen = name == "minilm-frozen"
-    model = build_model("minilm", seed=seed, num_labels=2, freeze_encoder=frozen)
-    collate = MiniLMCollator(model.tokenizer, max_length=max_len)
-    outputs = minilm_outputs(model, collate)
-    if frozen:  # pretrained encoder as a fixed feature extractor, logistic-regression head on its embeddings
-        parts = {
-            "minilm_train_features": texts,
-            "max_length": max_len,
-            "pooling": model.pooling,
-            **(cache_key or {}),
-        }
-        feats = cached_arrays("05_mde", parts, lambda: {"features": outputs(texts)["features"]})["features"]
-        fit_logistic_head(model.classifier, feats, labels)
-    else:
-        fit(
-            model,
-            list(zip(texts, labels)),
-            epochs=epochs,
-            max_steps=max_steps,
-            batch_size=min(batch_size, 32),
-            lr=lr or 5e-5,
-            seed=seed,
-            collate_fn=collate,
-            checkpoint_dir=checkpoint_dir,
-            progress=False,
-        )
-    model.eval()
-    return model, outputs
-
-
-def train_text_classifier(
-    name: str,
-    texts: Sequence[str],
-    labels: Sequence[int],
-    *,
-    vocab=None,
-    epochs: int = 3,
-    max_steps: int | None = None,
-    lr: float | None = None,
-    batch_size: int = 64,
-    max_len: int = 256,
-    seed: int = 0,
-    checkpoint_dir=None,
-    cache_key: Mapping | None = None,
-) -> tuple[object, Callable[[Sequence[str]], dict[str, np.ndarray]]]:
-    """Train one sentiment classifier and return it with a function texts → {"logits"[, "features"]}.
-
-    Parameters
-    ----------
-    name : str
-        One of :data:`TEXT_MODELS`: a word-level model of :func:`helpers.models.build_model` (``"bow"``,
-        ``"embsum"`` = mean of word embeddings, ``"textcnn"``, ``"lstm"``) over ``vocab``; ``"minilm"``
-        (MiniLM-L6 fine-tuned end to end, its own WordPiece tokenizer; GPU-sized); or ``"minilm-frozen"`` (the
-        pretrained MiniLM-L6 encoder kept fixed, mean-pooled sentence embeddings, a logistic-regression head fitted
-        by :func:`fit_logistic_head`; one forward pass per text, CPU-sized).
-    texts, labels
-        Training texts and integer labels.
-    vocab : helpers.models.text.Vocab
-        Word vocabulary (required for the word-level models).
-    epochs, max_steps, lr, batch_size, seed, checkpoint_dir
-        Passed to :func:`helpers.training.fit` (``lr`` defaults to 3e-3, 5e-5 for MiniLM; ``batch_size`` 32 for
-        MiniLM); unused by ``"minilm-frozen"``.  Pass ``checkpoint_dir`` so that re-running resumes instead of
-        retraining.
-    max_len : int
-        Words (WordPiece tokens for MiniLM) kept per text.
-    cache_key : mapping, optional
-        Extra key parts for the disk cache of ``"minilm-frozen"``'s training embeddings (the texts, ``max_len``
-        and pooling are always part of the key).
-    """
-    from helpers.models import build_model
-    from helpers.models.text import Vocab
-    from helpers.training import fit
-
-    texts, labels = list(texts), [int(v) for v in labels]
-    if name not in TEXT_MODELS:
-        raise InputValidationError(f"name: expected one of {TEXT_MODELS}, got {name!r}")
-    if len(texts) != len(labels) or not texts:
-        raise InputValidationError(
-            f"texts, labels: expected equal non-zero lengths, got {len(texts)} and {len(labels)}"
-        )
-    if name.startswith("minilm"):
-        return _train_minilm(
-            name,
-            texts,
-            labels,
-            epochs=epochs,
-            max_steps=max_steps,
-            lr=lr,
-            batch_size=batch_size,
-            max_len=max_len,
-            seed=seed,
-            checkpoint_dir=checkpoint_dir,
-            cache_key=cache_key,
-        )
-    if vocab is None:
-        raise InputValidationError(f"vocab: required for the word-level model {name!r}")
-    kwargs = {"pooling": "mean"} if name == "embsum" else {}
-    model = build_model(name, seed=seed, vocab_size=len(vocab), **kwargs)
-    fit(
-        model,
-        vocab.dataset(texts, labels, max_len=max_len),
-        epochs=epochs,
-        max_steps=max_steps,
-        batch_size=batch_size,
-        lr=lr or 3e-3,
-        seed=seed,
-        collate_fn=Vocab.collate,
-        checkpoint_dir=checkpoint_dir,
-        progress=False,
-    )
-    return model, word_model_outputs(model.eval(), vocab, max_len=max_len)
-
-
-def word_model_outputs(
-    model, vocab, *, max_len: int
-) -> Callable[[Sequence[str]], dict[str, np.ndarray]]:
-    """texts → ``{"logits"[, "features"]}`` of a trained word-vocabulary text model (eval mode, batched).
-
-    Texts are encoded with ``vocab`` (first ``max_len`` words); models with ``.features()`` also return their
-    penultimate features (:func:`features_and_logits`), the others only logits.
-    """
-    from helpers.models.text import Vocab
-    from helpers.training import predict
-
-    def outputs(xs: Sequence[str]) -> dict[str, np.ndarray]:
-        ids = vocab.encode_batch(list(xs), max_len=max_len)
-        if hasattr(model, "features"):
-            return features_and_logits(model, ids, preprocess=Vocab.pad)
-        return {"logits": predict(model, ids, collate_fn=Vocab.pad)}
-
-    return outputs
-
-
 def metaset_frame(
     sets: Sequence,
     *,
@@ -754,7 +507,7 @@ def metaset_frame(
     (frame, outputs, references)
         The measure frame, ``outputs[predictor][set name]`` arrays and the fitted :class:`Reference` per predictor.
     """
-    from helpers.metaset_data import ShiftSpec
+    from helpers.data.metaset import ShiftSpec
 
     names = list(predictors)
     if partners is None:

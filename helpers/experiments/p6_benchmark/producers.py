@@ -1,7 +1,7 @@
 """ShiftTasks of the benchmark grid from the project's real data and models (notebook 05's machinery).
 
-Each producer rebuilds notebook 05's sets with :mod:`helpers.metaset_data` and collects the model outputs with
-:func:`helpers.mde_eval.collect_outputs` under **the same cache keys as notebook 05** (namespace ``05_mde``, key
+Each producer rebuilds notebook 05's sets with :mod:`helpers.data.metaset` and collects the model outputs with
+:func:`helpers.experiments.p5_mde.collect_outputs` under **the same cache keys as notebook 05** (namespace ``05_mde``, key
 parts data/seed/set size/..., one entry per (predictor, set)), so with notebook 05's parameters (the defaults
 here) a main-job run of notebook 06 reads 05's predictions instead of recomputing them, and a run of 06 alone
 computes (and caches) only the sets it uses.  Models are built, trained (checkpointed under the same names as
@@ -53,9 +53,9 @@ def _lazy(make: Callable[[], Any]) -> Callable[[], Any]:
 
 
 def _collect(specs, *, inputs, predictors, reference_inputs, key, progress) -> tuple[dict, dict]:
-    """Outputs per predictor and set, and on the reference, exactly as :func:`helpers.mde_eval.metaset_frame`."""
-    from helpers import mde_eval as me
-    from helpers.metaset_data import ShiftSpec
+    """Outputs per predictor and set, and on the reference, exactly as :func:`helpers.experiments.p5_mde.metaset_frame`."""
+    from helpers.data.metaset import ShiftSpec
+    from helpers.experiments import p5_mde as me
 
     out = me.collect_outputs(specs, inputs=inputs, predictors=predictors, key=key, progress=progress)
     ref_spec = ShiftSpec("reference", "reference", "clean", (), 0)
@@ -134,10 +134,10 @@ def cifar_tasks(
     progress: bool = True,
 ) -> list[ShiftTask]:
     """CIFAR-10 ResNets x corruption shifts (family ``cifar-corruption``); defaults = notebook 05's defaults."""
-    from helpers import mde_eval as me
     from helpers.data import load
-    from helpers.metaset_data import apply_image_shift, image_metaset
+    from helpers.data.metaset import apply_image_shift, image_metaset
     from helpers.models.resnet_cifar import cifar_preprocess, load_cifar_resnet
+    from helpers.training import features_and_logits
 
     cifar = load("cifar10_jpeg")
     order = np.random.default_rng(seed).permutation(len(cifar.y))
@@ -157,7 +157,7 @@ def cifar_tasks(
     predictors = {}
     for d in backbones:
         model = _lazy(lambda d=d: load_cifar_resnet(d))
-        predictors[f"resnet{d}"] = lambda x, m=model: me.features_and_logits(
+        predictors[f"resnet{d}"] = lambda x, m=model: features_and_logits(
             m(), x, batch_size=batch_size, preprocess=cifar_preprocess
         )
     key = {"data": "cifar10_jpeg", "seed": seed, "n": n_per_set, "n_ref": n_reference}
@@ -206,11 +206,11 @@ def _digit_direction(
     ``natural`` maps a set name to (images, labels); ``pool`` / ``reference`` are (images, labels) on the 0..16
     scale.  Cache keys are notebook 05's (``key`` + predictor + set).
     """
-    from helpers import mde_eval as me
-    from helpers.metaset_data import ShiftSpec, apply_image_shift
+    from helpers.data.metaset import ShiftSpec, apply_image_shift
+    from helpers.training import features_and_logits
 
     predictors = {
-        f"{model_name}-seed{s}": (lambda x, m=m: me.features_and_logits(m(), (x / 16).astype(np.float32)))
+        f"{model_name}-seed{s}": (lambda x, m=m: features_and_logits(m(), (x / 16).astype(np.float32)))
         for s, m in cnns.items()
     }
     specs = fit_specs + [ShiftSpec(n, "unseen", "natural", (), 0) for n in natural]
@@ -259,8 +259,8 @@ def digits_tasks(
     ``sklearn-digits`` for usps->digits); the meta-set is 05's ``fit`` split of corrupted source images.
     """
     from helpers.data import load, usps_to_digits
+    from helpers.data.metaset import image_metaset
     from helpers.errors import InputValidationError
-    from helpers.metaset_data import image_metaset
 
     bad = sorted(set(directions) - {"digits->usps", "usps->digits"})
     if bad:
@@ -337,10 +337,10 @@ def text_tasks(
     is recomputed: ``minilm*`` models are trained on the first ``minilm_n_train`` training reviews and read the
     first ``minilm_max_tokens`` WordPiece tokens; the word-level models use ``n_train`` reviews.
     """
-    from helpers import mde_eval as me
     from helpers.data import load
-    from helpers.metaset_data import ShiftSpec, apply_text_shift, text_metaset
+    from helpers.data.metaset import ShiftSpec, apply_text_shift, text_metaset
     from helpers.models.text import Vocab
+    from helpers.models.zoo import train_text_classifier
     from helpers.paths import cache_dir
 
     imdb_train, imdb_test = load("imdb", split="train"), load("imdb", split="test")
@@ -354,7 +354,7 @@ def text_tasks(
         t_tr = tr.iloc[: minilm_n_train if big else n_train]
         key = f"05_mde/imdb-{name}-seed{seed}-n{len(t_tr)}-e{epochs}-v{len(vocab)}-init"
         ckpt = cache_dir() / "checkpoints" / (key + (f"-t{minilm_max_tokens}" if big else ""))
-        return me.train_text_classifier(
+        return train_text_classifier(
             name, t_tr.text, t_tr.label, vocab=vocab, epochs=epochs, seed=seed, checkpoint_dir=ckpt,
             **({"max_len": minilm_max_tokens} if big else {}),
         )[1]

@@ -1,6 +1,6 @@
 """Digits <-> USPS and Amazon domain pairs through notebook 03's machinery: ShiftTasks + self-training rows.
 
-For each source model ``f`` of :mod:`helpers.selftraining.experiments` (a TF-IDF MLP for Amazon, a CNN-BN for
+For each source model ``f`` of :mod:`helpers.experiments.p3_selftraining` (a TF-IDF MLP for Amazon, a CNN-BN for
 8x8 digits) the benchmark gets
 
 * a :class:`ShiftTask` (reference = the source's held-out test part, targets = the pairs' target domains,
@@ -36,7 +36,7 @@ SELF_TRAINING_METHODS = ("self_training_ri", "self_training_rm")
 
 def amazon_config(**overrides):
     """Small 03-style config for Amazon pairs (TF-IDF MLP f, DANN MLP members); paper values in 03's RunConfig."""
-    from helpers.selftraining.experiments import RunConfig
+    from helpers.experiments.p3_selftraining import RunConfig
 
     base = dict(typical_model="tfidf_mlp", dann_model="dann_mlp", f_epochs=4, dann_epochs=4, batch_size=128,
                 num_models=3, rounds=2, ens_size=1, gamma=0.1)  # fmt: skip
@@ -45,7 +45,7 @@ def amazon_config(**overrides):
 
 def digits_config(**overrides):
     """Small 03-style config for 8x8 digits pairs (CNN-BN f, DANN-digits members)."""
-    from helpers.selftraining.experiments import RunConfig
+    from helpers.experiments.p3_selftraining import RunConfig
 
     base = dict(typical_model="cnn_bn", dann_model="dann_digits", f_epochs=5, dann_epochs=5, batch_size=128,
                 num_models=3, rounds=2, ens_size=1, gamma=0.1, model_kwargs={"cnn_bn": {"image_size": 8}})  # fmt: skip
@@ -92,7 +92,12 @@ def selftraining_grid(
     self_training_pairs : ``"source->target"`` names to run the RI and RM ensembles on
     """
     from helpers.errors import InputValidationError
-    from helpers.selftraining.experiments import _probs, _supervised_pool, pair_baselines, pair_self_training
+    from helpers.experiments.p3_selftraining import (
+        _probs,
+        _supervised_pool,
+        pair_baselines,
+        pair_self_training,
+    )
 
     if cfg.ens_size < 1:
         raise InputValidationError(f"cfg.ens_size: expected >= 1 (member 1 is the agreement partner), got {cfg.ens_size}")

@@ -6,7 +6,7 @@ votes of the discriminator ensemble (:func:`helpers.seq2seq.run_task`).  So this
 the logits grid, in the same columns:
 
 * confidence baselines ``maxprob`` / ``average_confidence`` / ``doc`` / ``atc_mc`` fitted on the ID dev set's
-  confidences and correctness (as :data:`helpers.seq2seq.analysis.BASELINES`), with the percentile bootstrap
+  confidences and correctness (as :data:`helpers.experiments.p1_bounds.analysis.BASELINES`), with the percentile bootstrap
   interval over target examples;
 * ``discriminator_mean_bounds`` (point = (Upper + Lower) / 2) and ``discriminator_mean_discrim`` (mean single
   member), both with the ensemble's own interval [Lower, Upper] = [all members vote Correct, any member votes
@@ -73,7 +73,7 @@ def seq2seq_rows(result, *, n_boot: int = 200, level: float = 0.95, seed: int = 
 
 def parser_cached(data, cfg) -> bool:
     """Whether :func:`helpers.seq2seq.run_task` would find this config's parser fully trained in the cache."""
-    from helpers.seq2seq.pipeline import parser_is_trained
+    from helpers.experiments.p1_bounds.pipeline import parser_is_trained
 
     return parser_is_trained(data, cfg)
 
@@ -98,7 +98,7 @@ def run_seq2seq(
     its parser, negatives, discriminators and votes.  ``only_if_cached=True`` returns ``(None, None)`` instead of
     training when the parser is not in the cache (:func:`parser_cached`).
     """
-    from helpers.seq2seq import PipelineConfig, load_task, run_task
+    from helpers.experiments.p1_bounds import PipelineConfig, load_task, run_task
 
     data = load_task(task, n_train=n_train, n_dev=n_dev, n_test=n_test, max_words=max_words, seed=seed)
     cfg = PipelineConfig(**{"seed": seed, **dict(config or {})})

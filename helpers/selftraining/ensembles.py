@@ -1,0 +1,255 @@
+"""The two ensemble methods of paper 3's Algorithm 1: T_RI (Algorithm 2, random-init members re-loaded and
+fine-tuned one epoch per round) and T_RM (Algorithm 3, a DANN re-loaded every round whose N epoch snapshots form the
+ensemble).  See :mod:`helpers.selftraining.algorithm` for the loop they plug into."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from torch import nn
+
+from helpers.errors import InputValidationError
+from helpers.models.dann import DANNLoss
+from helpers.selftraining.algorithm import (
+    _cpu_state,
+    _drop_last,
+    _hard,
+    _steps_per_epoch,
+    dann_training_set,
+    train_dann,
+    train_supervised,
+    weighted_training_set,
+)
+from helpers.training import fit
+
+__all__ = ["RandomInitEnsemble", "RepresentationMatchingEnsemble"]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the two ensemble methods
+# ----------------------------------------------------------------------------------------------------------------
+class RandomInitEnsemble:
+    """T_RI (paper 3, Algorithm 2): members pre-trained on D, re-loaded every round, fine-tuned 1 epoch on D ∪ R.
+
+    Parameters
+    ----------
+    model_factory : callable() -> nn.Module
+        Builds one member (the paper uses the DANN-arch, trained here without its domain branch).
+    x_source, y_source : arrays
+        D.
+    x_target : array
+        U_X.
+    num_models : int
+        N.
+    gamma : float, default 0.1
+        Weight of the pseudo-labelled loss term (eq. 3).
+    pretrain_epochs : int
+        Epochs of supervised pre-training on D.
+    finetune_epochs : int, default 1
+        Epochs of fine-tuning per round (the paper: one).
+    batch_size, lr, seed :
+        Training settings; member i is initialised with ``seed + i`` (pass the seeds of an existing pool to share
+        it, e.g. with an Ens Avg Conf ensemble of the same architecture).
+    checkpoint_dir : path, optional
+        Member i's pre-training is checkpointed in ``checkpoint_dir / f"member{i}"``.
+    pretrained : list of nn.Module, optional
+        Already pre-trained members (skips pre-training).
+    """
+
+    def __init__(
+        self,
+        *,
+        model_factory: Callable[[], nn.Module],
+        x_source: np.ndarray,
+        y_source: np.ndarray,
+        x_target: np.ndarray,
+        num_models: int = 5,
+        gamma: float = 0.1,
+        pretrain_epochs: int = 10,
+        finetune_epochs: int = 1,
+        batch_size: int = 64,
+        lr: float = 1e-3,
+        seed: int = 0,
+        checkpoint_dir: str | Path | None = None,
+        pretrained: list[nn.Module] | None = None,
+        progress: bool = False,
+    ):
+        if num_models < 1:
+            raise InputValidationError(f"num_models: expected N ≥ 1, got {num_models}")
+        if gamma < 0:
+            raise InputValidationError(f"gamma: expected γ ≥ 0, got {gamma}")
+        self.model_factory = model_factory
+        self.x_source, self.y_source, self.x_target = x_source, np.asarray(y_source, np.int64), x_target
+        self.num_models, self.gamma = int(num_models), float(gamma)
+        self.pretrain_epochs, self.finetune_epochs = int(pretrain_epochs), int(finetune_epochs)
+        self.batch_size, self.lr, self.seed = int(batch_size), float(lr), int(seed)
+        self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
+        self.progress = progress
+        if pretrained is not None:
+            if len(pretrained) < self.num_models:
+                raise InputValidationError(f"pretrained: {len(pretrained)} models for N = {self.num_models}")
+            self.pretrained_states_ = [_cpu_state(m) for m in pretrained[: self.num_models]]
+        self.loads_ = 0  # how many times a member was re-loaded from its pre-trained state
+
+    def pretrain(self) -> RandomInitEnsemble:
+        """Pre-train the N members on D (Algorithm 2, line 1); checkpointed when ``checkpoint_dir`` is set."""
+        self.pretrained_states_ = [
+            _cpu_state(
+                train_supervised(
+                    self.model_factory,
+                    self.x_source,
+                    self.y_source,
+                    epochs=self.pretrain_epochs,
+                    batch_size=self.batch_size,
+                    lr=self.lr,
+                    seed=self.seed + i,
+                    progress=self.progress,
+                    checkpoint_dir=self.checkpoint_dir / f"member{i}" if self.checkpoint_dir else None,
+                )
+            )
+            for i in range(self.num_models)
+        ]
+        return self
+
+    def member(self, i: int) -> nn.Module:
+        """A fresh copy of member i in its pre-trained state."""
+        if not hasattr(self, "pretrained_states_"):
+            self.pretrain()
+        model = self.model_factory()
+        model.load_state_dict(copy.deepcopy(self.pretrained_states_[i]))
+        self.loads_ += 1
+        return model
+
+    def __call__(self, round_index: int, pseudo_index: np.ndarray, pseudo_labels: np.ndarray) -> np.ndarray:
+        """Members' predictions on U_X after fine-tuning on D ∪ R (eq. 3), shape (N, n)."""
+        data = weighted_training_set(
+            self.x_source, self.y_source, self.x_target, pseudo_index, pseudo_labels, gamma=self.gamma
+        )
+        out = []
+        for i in range(self.num_models):
+            model = self.member(i)
+            fit(
+                model,
+                data,
+                epochs=self.finetune_epochs,
+                batch_size=self.batch_size,
+                drop_last=_drop_last(len(data[0]), self.batch_size),
+                lr=self.lr,
+                seed=self.seed + 1000 * (round_index + 1) + i,
+                progress=False,
+            )
+            out.append(_hard(model, self.x_target))
+        return np.stack(out)
+
+
+class RepresentationMatchingEnsemble:
+    """T_RM (paper 3, Algorithm 3): N epoch snapshots of a DANN re-loaded from h_0 and fine-tuned every round.
+
+    Parameters
+    ----------
+    model_factory : callable() -> helpers.models.dann.DANN
+    x_source, y_source, x_target : arrays
+        D and U_X.
+    num_models : int
+        N, the number of fine-tuning epochs (= snapshots) per round.
+    gamma : float, default 0.1
+    pretrain_epochs : int
+        Epochs of DANN pre-training of h_0 on D and U_X (α ramped from 0 to α_max).
+    batch_size, lr, seed, checkpoint_dir :
+        As in :class:`RandomInitEnsemble`; h_0 is checkpointed in ``checkpoint_dir / "h0"``.
+    pretrained : nn.Module, optional
+        An already trained h_0 (e.g. shared with :class:`~helpers.selftraining.baselines.ProxyRisk`).
+
+    Fine-tuning keeps α = α_max (appendix C.1.4) via ``DANNLoss(schedule=False)``.
+    """
+
+    def __init__(
+        self,
+        *,
+        model_factory: Callable[[], nn.Module],
+        x_source: np.ndarray,
+        y_source: np.ndarray,
+        x_target: np.ndarray,
+        num_models: int = 5,
+        gamma: float = 0.1,
+        pretrain_epochs: int = 10,
+        batch_size: int = 64,
+        lr: float = 1e-3,
+        seed: int = 0,
+        checkpoint_dir: str | Path | None = None,
+        pretrained: nn.Module | None = None,
+        progress: bool = False,
+    ):
+        if num_models < 1:
+            raise InputValidationError(f"num_models: expected N ≥ 1, got {num_models}")
+        if gamma < 0:
+            raise InputValidationError(f"gamma: expected γ ≥ 0, got {gamma}")
+        self.model_factory = model_factory
+        self.x_source, self.y_source, self.x_target = x_source, np.asarray(y_source, np.int64), x_target
+        self.num_models, self.gamma, self.pretrain_epochs = (
+            int(num_models),
+            float(gamma),
+            int(pretrain_epochs),
+        )
+        self.batch_size, self.lr, self.seed = int(batch_size), float(lr), int(seed)
+        self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
+        self.progress = progress
+        if pretrained is not None:
+            self.pretrained_state_ = _cpu_state(pretrained)
+        self.loads_ = 0
+
+    def pretrain(self) -> RepresentationMatchingEnsemble:
+        """Train h_0 with DANN on D and U_X."""
+        h0 = train_dann(
+            self.model_factory,
+            self.x_source,
+            self.y_source,
+            self.x_target,
+            epochs=self.pretrain_epochs,
+            batch_size=self.batch_size,
+            lr=self.lr,
+            seed=self.seed,
+            checkpoint_dir=self.checkpoint_dir / "h0" if self.checkpoint_dir else None,
+            progress=self.progress,
+        )
+        self.pretrained_state_ = _cpu_state(h0)
+        return self
+
+    def initial_model(self) -> nn.Module:
+        """A fresh copy of h_0."""
+        if not hasattr(self, "pretrained_state_"):
+            self.pretrain()
+        model = self.model_factory()
+        model.load_state_dict(copy.deepcopy(self.pretrained_state_))
+        self.loads_ += 1
+        return model
+
+    def __call__(self, round_index: int, pseudo_index: np.ndarray, pseudo_labels: np.ndarray) -> np.ndarray:
+        """Predictions on U_X of the N end-of-epoch snapshots, shape (N, n)."""
+        data = dann_training_set(
+            self.x_source, self.y_source, self.x_target, pseudo_index, pseudo_labels, gamma=self.gamma
+        )
+        model = self.initial_model()
+        steps_per_epoch = _steps_per_epoch(len(data[0]), self.batch_size)
+        snapshots: list[np.ndarray] = []
+
+        def at_epoch_end(info) -> None:
+            if info.batch_in_epoch == steps_per_epoch:
+                snapshots.append(_hard(info.model, self.x_target))
+
+        fit(
+            model,
+            data,
+            epochs=self.num_models,
+            batch_size=self.batch_size,
+            drop_last=_drop_last(len(data[0]), self.batch_size),
+            lr=self.lr,
+            seed=self.seed + 1000 * (round_index + 1),
+            compute_loss=DANNLoss(schedule=False),
+            callback=at_epoch_end,
+            progress=False,
+        )
+        return np.stack(snapshots)

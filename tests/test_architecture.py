@@ -1,0 +1,166 @@
+"""The two wings (README "Architecture"): the library never imports the experiments wing, and imports point down.
+
+Layers, bottom to top:
+
+* base: ``errors``, ``paths``, ``validation``, ``registry``, ``cache``, ``tables``;
+* library: ``data``, ``models``, ``training``, ``estimators``, ``selective``, ``metrics``, ``attribution``,
+  ``seq2seq``, ``selftraining``, ``benchmark``, ``byod`` (knows datasets, models and methods, no notebook);
+* plumbing: ``results``, ``summary``, ``plotting``, ``runner``, ``__main__``;
+* experiments: ``helpers.experiments.p1_bounds`` ... ``p6_benchmark``, one per notebook.
+
+A module may import its own layer and the layers below it.  Inside the library the package graph has no cycle, and
+inside the experiments wing ``pN`` imports only ``pM`` with ``M < N``.  Every ``import`` statement counts, also the
+ones inside functions.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+HELPERS = Path(__file__).resolve().parent.parent / "helpers"
+BASE = {"errors", "paths", "validation", "registry", "cache", "tables", "__init__"}
+LIBRARY = {"data", "models", "training", "estimators", "selective", "metrics", "attribution", "seq2seq",
+           "selftraining", "benchmark", "byod"}  # fmt: skip
+PLUMBING = {"results", "summary", "plotting", "runner", "__main__"}
+LAYER = {**dict.fromkeys(BASE, 0), **dict.fromkeys(LIBRARY, 1), **dict.fromkeys(PLUMBING, 2), "experiments": 3}
+MAX_LIBRARY_LINES = 500
+MAX_FUNCTION_LINES = 120
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in HELPERS.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _dotted(path: Path) -> str:
+    parts = path.relative_to(HELPERS.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every ``helpers.*`` module name imported anywhere in ``path`` (relative imports resolved)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = _dotted(path) if path.name == "__init__.py" else _dotted(path).rpartition(".")[0]
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            found.add(base)
+            found |= {f"{base}.{a.name}" for a in node.names}  # `from helpers import mde` names a module
+    return {m for m in found if m == "helpers" or m.startswith("helpers.")}
+
+
+def _top(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def _layer_of(path: Path) -> tuple[str, int]:
+    top = path.relative_to(HELPERS).parts[0].removesuffix(".py")
+    if top not in LAYER:
+        pytest.fail(f"{path.relative_to(HELPERS.parent)}: module {top!r} is in no layer; add it to {__name__}")
+    return top, LAYER[top]
+
+
+def _graph() -> dict[Path, set[str]]:
+    return {p: _imports(p) for p in _modules()}
+
+
+def test_every_module_is_in_a_layer():
+    for path in _modules():
+        _layer_of(path)
+
+
+def test_nothing_outside_the_experiments_wing_imports_it():
+    bad = [
+        f"{p.relative_to(HELPERS.parent)} imports {m}"
+        for p, mods in _graph().items()
+        if _layer_of(p)[0] != "experiments"
+        for m in mods
+        if _top(m) == "experiments"
+    ]
+    assert not bad, "the library, base and plumbing must not import helpers.experiments:\n" + "\n".join(bad)
+
+
+def test_no_upward_import():
+    bad = []
+    for path, mods in _graph().items():
+        top, layer = _layer_of(path)
+        for m in mods:
+            target = _top(m)
+            if target in LAYER and LAYER[target] > layer:
+                bad.append(f"{path.relative_to(HELPERS.parent)} ({top}, layer {layer}) imports {m} (layer {LAYER[target]})")
+    assert not bad, "imports must point to the same or a lower layer:\n" + "\n".join(bad)
+
+
+def test_library_packages_form_no_cycle():
+    edges: dict[str, set[str]] = {name: set() for name in LIBRARY}
+    for path, mods in _graph().items():
+        top, _ = _layer_of(path)
+        if top in LIBRARY:
+            edges[top] |= {t for m in mods if (t := _top(m)) in LIBRARY and t != top}
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == 1:
+                pytest.fail("library import cycle: " + " -> ".join([*trail, node, nxt]))
+            if nxt not in state:
+                visit(nxt, [*trail, node])
+        state[node] = 2
+
+    for name in sorted(LIBRARY):
+        if name not in state:
+            visit(name, [])
+
+
+def test_experiments_import_only_earlier_notebooks():
+    bad = []
+    for path, mods in _graph().items():
+        rel = path.relative_to(HELPERS)
+        if rel.parts[0] != "experiments" or len(rel.parts) < 3 and rel.name == "__init__.py":
+            continue
+        own = rel.parts[1].removesuffix(".py")
+        for m in mods:
+            parts = m.split(".")
+            if len(parts) > 2 and parts[1] == "experiments" and parts[2] != own and parts[2] > own:
+                bad.append(f"{rel} imports {m}")
+    assert not bad, "an experiment may import only experiments of earlier notebooks:\n" + "\n".join(bad)
+
+
+def _docstring_lines(node: ast.FunctionDef) -> int:
+    first = node.body[0]
+    is_doc = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    return first.end_lineno - first.lineno + 1 if is_doc else 0
+
+
+def test_library_modules_and_functions_stay_small():
+    """Library modules under 500 lines; every function of the package (both wings) under 120 lines, its docstring
+    not counted (a long parameter list deserves its documentation)."""
+    long_modules, long_functions = [], []
+    for path in _modules():
+        top, layer = _layer_of(path)
+        text = path.read_text(encoding="utf-8")
+        if layer == 1 and text.count("\n") > MAX_LIBRARY_LINES:
+            long_modules.append(f"{path.relative_to(HELPERS.parent)}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1 - _docstring_lines(node)
+                if n > MAX_FUNCTION_LINES:
+                    long_functions.append(f"{path.relative_to(HELPERS.parent)}:{node.lineno} {node.name} ({n} lines)")
+    assert not long_modules, f"library modules over {MAX_LIBRARY_LINES} lines:\n" + "\n".join(long_modules)
+    assert not long_functions, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(long_functions)
+
+
+def test_the_checker_sees_a_violation(tmp_path):
+    """The import scan is not vacuous: a function-local import of the experiments wing is found."""
+    bad = tmp_path / "mod.py"
+    bad.write_text("def f():\n    from helpers.experiments import p5_mde\n    import helpers.experiments.p1_bounds\n")
+    assert {"helpers.experiments", "helpers.experiments.p5_mde", "helpers.experiments.p1_bounds"} <= _imports(bad)
