@@ -251,3 +251,10 @@ def test_loaders_return_plain_types():
     ex = hd.load("cogs", part="dev")[0]
     sentence, lf, cat = ex
     assert isinstance(sentence, str) and cat == "in_distribution"
+
+
+@pytest.mark.skipif(not (data_dir() / "vision" / "cifar10c_frost").is_dir(), reason="frost photographs not found")
+def test_frost_photographs():
+    imgs = hd.load("cifar10c_frost")
+    assert len(imgs) == 6 and all(a.dtype == np.uint8 and a.ndim == 3 and a.shape[2] == 3 for a in imgs)
+    assert min(min(a.shape[:2]) for a in imgs) >= 32 * 5  # large enough for make_cifar_c's 0.2 rescale + 32x32 crop

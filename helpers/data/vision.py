@@ -200,3 +200,20 @@ def cifar_resnet_path(depth: int) -> Path:
 def load_cifar_resnet_paths() -> dict[int, Path]:
     """Paths of all four pretrained CIFAR ResNets, keyed by depth (loading the model is ``helpers.models``' job)."""
     return {d: cifar_resnet_path(d) for d in _RESNET_DEPTHS}
+
+
+#: the six frost photographs of CIFAR-10-C (ImageNet-C/create_c/), in the order of ``make_cifar_c.py``'s list
+FROST_FILES = ("frost1.png", "frost2.png", "frost3.png", "frost4.jpg", "frost5.jpg", "frost6.jpg")
+
+
+@register_loader("cifar10c_frost")
+def load_frost_images() -> list[np.ndarray]:
+    """The six frost photographs that CIFAR-10-C's ``frost`` corruption blends into images (Hendrycks & Dietterich
+    2019), as uint8 RGB arrays ``(H, W, 3)`` of their original sizes, in :data:`FROST_FILES` order."""
+    from PIL import Image
+
+    out = []
+    for name in FROST_FILES:
+        with Image.open(require("cifar10c_frost", f"vision/cifar10c_frost/{name}")) as img:
+            out.append(np.asarray(img.convert("RGB"), dtype=np.uint8))
+    return out
