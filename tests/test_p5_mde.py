@@ -261,3 +261,21 @@ def test_minilm_word_cut_keeps_the_wordpiece_tokens():
         assert full == cut
 
 
+
+
+def test_measures_are_registered_estimators_with_one_temperature():
+    """Every measure is a registered estimator; T and the MDE variant are fixed once, at fit_reference."""
+    from helpers.estimators import average_energy, list_estimators
+    from helpers.experiments.p5_mde import MEASURE_ESTIMATORS
+
+    assert set(MEASURE_ESTIMATORS.values()) <= set(list_estimators())
+    assert tuple(MEASURE_ESTIMATORS) == MEASURES
+    z, y = _logits(200, 1.5, 3)
+    zt = _logits(120, 0.8, 4)[0]
+    for T in (0.5, 2.0):
+        vals = set_measures(fit_reference(logits=z, labels=y, T=T), logits=zt)
+        assert vals["MDE"] == pytest.approx(mde(zt, T=T, normalize=True))
+        assert vals["AvgEnergy"] == pytest.approx(average_energy(zt, T=T))
+    raw = set_measures(fit_reference(logits=z, labels=y, normalize_mde=False), logits=zt)["MDE"]
+    assert raw == pytest.approx(mde(zt, T=1.0, normalize=False))
+    assert raw - set_measures(fit_reference(logits=z, labels=y), logits=zt)["MDE"] == pytest.approx(np.log(120))

@@ -3,8 +3,11 @@
 Every measure is a scalar per set that goes through the same meta-set regression
 (:class:`helpers.estimators.metaset.MetaSetRegression`, paper 5 Algorithm 1):
 
+The paper's names are display names of estimators registered in :mod:`helpers.estimators`
+(:data:`MEASURE_ESTIMATORS`, the one table that maps them):
+
 ==============  ===========================================================================================
-measure         definition (functions from :mod:`helpers.estimators`)
+measure         definition (registered estimator)
 ==============  ===========================================================================================
 ConfScore       mean max-softmax probability (Hendrycks & Gimpel 2017)
 Entropy         mean negative entropy Σ p log p
@@ -35,27 +38,13 @@ import numpy as np
 import pandas as pd
 
 from helpers.errors import InputValidationError
-from helpers.estimators import (
-    FrechetDistance,
-    agreement_score,
-    atc_accuracy,
-    atc_scores,
-    atc_threshold,
-    average_confidence,
-    average_energy,
-    average_negative_entropy,
-    cot_error,
-    doc_accuracy,
-    label_distribution,
-    mde,
-    nuclear_norm_score,
-    softmax,
-)
+from helpers.estimators import get_estimator, mde
 from helpers.estimators.metaset import MetaSetRegression, compare_measures
 from helpers.validation import check_logits
 
 __all__ = [
     "MEASURES",
+    "MEASURE_ESTIMATORS",
     "PAPER_CIFAR10_RESNET20",
     "Reference",
     "fit_reference",
@@ -73,19 +62,25 @@ __all__ = [
     "metaset_frame",
 ]
 
-MEASURES = (
-    "ConfScore",
-    "Entropy",
-    "ATC",
-    "ATC-MC",
-    "DoC",
-    "AvgEnergy",
-    "MDE",
-    "NuclearNorm",
-    "Frechet",
-    "COT",
-    "Agreement",
-)
+#: The one table of measures: the paper's display name (table columns) -> the estimator registered under that name
+#: in :mod:`helpers.estimators` (:func:`~helpers.estimators.get_estimator`) and what it reads.  ``"MDE"`` is the
+#: normalised MDE (``mde_normalized``) unless ``normalize_mde=False`` (then ``mde``); AvgEnergy and MDE take ``T``.
+MEASURE_ESTIMATORS: dict[str, str] = {
+    "ConfScore": "average_confidence",
+    "Entropy": "average_negative_entropy",
+    "ATC": "atc_ne",
+    "ATC-MC": "atc_mc",
+    "DoC": "doc",
+    "AvgEnergy": "average_energy",
+    "MDE": "mde_normalized",
+    "NuclearNorm": "nuclear_norm",
+    "Frechet": "frechet",
+    "COT": "cot",
+    "Agreement": "agreement",
+}
+MEASURES = tuple(MEASURE_ESTIMATORS)
+_LABELLED = ("ATC", "ATC-MC", "DoC", "COT")  # fitted on the reference's logits and labels
+_TEMPERATURE = ("AvgEnergy", "MDE")
 
 # Paper 5, Table 1/2, CIFAR-10, ResNet-20 (Spearman ρ, R²), fitted in-sample on CIFAR-10-C.
 PAPER_CIFAR10_RESNET20 = {
@@ -99,19 +94,34 @@ PAPER_CIFAR10_RESNET20 = {
 
 @dataclass
 class Reference:
-    """What the reference-based measures keep from the labelled, unshifted reference set."""
+    """The estimators of :data:`MEASURE_ESTIMATORS` fitted on the labelled, unshifted reference set.
 
-    probs: np.ndarray
-    labels: np.ndarray
-    atc_threshold: float
-    label_distribution: np.ndarray
-    frechet: FrechetDistance
+    Attributes
+    ----------
+    estimators : dict display name -> fitted estimator
+        Reference-free measures (confidence, entropy, energy, MDE, nuclear norm, agreement) are fitted too (they
+        record the class count and check the target against it).
+    frechet_input : {"features", "logits"}
+        What the Fréchet Gaussian was fitted on.
+    """
+
+    estimators: dict
     frechet_input: str
-    atc_threshold_mc: float = float("nan")
+
+    @property
+    def atc_threshold(self) -> float:
+        """Threshold of ATC's negative-entropy score (the paper's ATC row)."""
+        return float(self.estimators["ATC"].threshold_)
+
+    @property
+    def atc_threshold_mc(self) -> float:
+        """Threshold of ATC's max-softmax score (ATC-MC)."""
+        return float(self.estimators["ATC-MC"].threshold_)
 
 
-def fit_reference(*, logits, labels, features=None) -> Reference:
-    """Fit ATC's thresholds (NE and MC scores), DoC's reference, COT's label distribution and Fréchet's Gaussian on the reference.
+def fit_reference(*, logits, labels, features=None, T: float = 1.0, normalize_mde: bool = True) -> Reference:
+    """Fit every measure's estimator on the labelled reference: ATC's thresholds (NE and MC scores), DoC's reference
+    accuracy and confidence, COT's label distribution, Fréchet's Gaussian, and the class count of the others.
 
     Parameters
     ----------
@@ -120,38 +130,42 @@ def fit_reference(*, logits, labels, features=None) -> Reference:
     labels : array of int (n,)
     features : array (n, d), optional
         Penultimate features for the Fréchet distance; default: the logits are used as features.
+    T : float
+        Temperature of AvgEnergy and MDE (one temperature for meta-set and test sets).
+    normalize_mde : bool
+        ``MDE`` is MDE − log N (``mde_normalized``, see the module docstring); ``False`` gives the raw MDE.
     """
     z = check_logits(logits, "logits")
     y = np.asarray(labels)
     if y.shape != (z.shape[0],):
         raise InputValidationError(f"labels: expected shape ({z.shape[0]},), got {y.shape}")
-    p = softmax(z)
-    correct = p.argmax(1) == y
-    thr = atc_threshold(atc_scores(p, score="ne"), correct)
-    thr_mc = atc_threshold(atc_scores(p, score="mc"), correct)
-    feats = features if features is not None else z
-    fre = FrechetDistance().fit(features=np.asarray(feats, dtype=np.float64))
-    return Reference(
-        p,
-        y,
-        float(thr),
-        label_distribution(y, z.shape[1]),
-        fre,
-        "features" if features is not None else "logits",
-        float(thr_mc),
-    )
+    fitted = {}
+    for name, registered in MEASURE_ESTIMATORS.items():
+        if name == "MDE" and not normalize_mde:
+            registered = "mde"
+        est = get_estimator(registered, **({"T": T} if name in _TEMPERATURE else {}))
+        if name in _LABELLED:
+            est.fit(logits=z, labels=y)
+        elif name == "Frechet":
+            est.fit(features=np.asarray(features if features is not None else z, dtype=np.float64))
+        else:
+            est.fit(logits=z)
+        fitted[name] = est
+    return Reference(fitted, "features" if features is not None else "logits")
 
 
-def set_measures(
-    reference: Reference,
-    *,
-    logits,
-    features=None,
-    other_logits=None,
-    T: float = 1.0,
-    normalize_mde: bool = True,
-) -> dict[str, float]:
+def _value(estimate) -> float:
+    """The measure's scalar: the raw score of a score-type estimator, else the unclipped accuracy estimate."""
+    if estimate.score is not None:
+        return float(estimate.score)
+    return float(estimate.details.get("raw", estimate.accuracy))
+
+
+def set_measures(reference: Reference, *, logits, features=None, other_logits=None) -> dict[str, float]:
     """All :data:`MEASURES` of one unlabelled set (``Agreement`` is NaN without ``other_logits``).
+
+    Every measure is its registered estimator's estimate (:data:`MEASURE_ESTIMATORS`), fitted by
+    :func:`fit_reference` on the same model's reference outputs (which also fixes ``T`` and the MDE variant).
 
     Parameters
     ----------
@@ -162,39 +176,20 @@ def set_measures(
         Needed when the reference was fitted on features.
     other_logits : array (N, K), optional
         A second model's logits on the same examples, for the agreement score.
-    T : float
-        Temperature of AvgEnergy and MDE (one temperature for meta-set and test sets).
-    normalize_mde : bool
-        Subtract log N from MDE (see the module docstring).
     """
     z = check_logits(logits, "logits")
-    p = softmax(z)
-    if reference.frechet_input == "features":
-        if features is None:
-            raise InputValidationError(
-                "features: the reference Fréchet Gaussian was fitted on features; pass them"
-            )
-        fre = reference.frechet.estimate(features=np.asarray(features, dtype=np.float64)).score
-    else:
-        fre = reference.frechet.estimate(features=z.astype(np.float64)).score
-    agree = (
-        np.nan if other_logits is None else agreement_score(z.argmax(1), np.asarray(other_logits).argmax(1))
-    )
-    return {
-        "ConfScore": average_confidence(p),
-        "Entropy": average_negative_entropy(p),
-        "ATC": atc_accuracy(atc_scores(p, score="ne"), reference.atc_threshold),
-        "ATC-MC": atc_accuracy(atc_scores(p, score="mc"), reference.atc_threshold_mc),
-        "DoC": doc_accuracy(
-            reference_probs=reference.probs, reference_labels=reference.labels, target_probs=p
-        ),
-        "AvgEnergy": average_energy(z, T=T),
-        "MDE": mde(z, T=T, normalize=normalize_mde),
-        "NuclearNorm": nuclear_norm_score(p),
-        "Frechet": float(fre),
-        "COT": 1.0 - cot_error(p, reference.label_distribution),
-        "Agreement": float(agree),
-    }
+    if reference.frechet_input == "features" and features is None:
+        raise InputValidationError("features: the reference Fréchet Gaussian was fitted on features; pass them")
+    out = {}
+    for name, est in reference.estimators.items():
+        if name == "Frechet":
+            x = features if reference.frechet_input == "features" else z
+            out[name] = _value(est.estimate(features=np.asarray(x, dtype=np.float64)))
+        elif name == "Agreement":
+            out[name] = np.nan if other_logits is None else _value(est.estimate(logits=z, other_logits=other_logits))
+        else:
+            out[name] = _value(est.estimate(logits=z))
+    return out
 
 
 # ------------------------------------------------------------------------------------------------------ tables
@@ -287,8 +282,6 @@ def imbalance_stress(
     subsets: Callable[[np.ndarray], Mapping[float, np.ndarray]],
     reference: Reference,
     regressions: Mapping[str, MetaSetRegression],
-    *,
-    T: float = 1.0,
 ) -> pd.DataFrame:
     """Absolute error of every measure's prediction on long-tailed subsets of shifted sets (paper 5 Fig. 3 right).
 
@@ -300,8 +293,6 @@ def imbalance_stress(
         E.g. ``lambda y: imbalance_subsets(y, ratios, seed=0)``.
     reference, regressions
         From :func:`fit_reference` and :func:`fit_regressions` (fitted on the balanced meta-set).
-    T : float
-        The meta-set's temperature.
 
     Returns
     -------
@@ -317,7 +308,6 @@ def imbalance_stress(
                 logits=take["logits"],
                 features=take.get("features"),
                 other_logits=take.get("other_logits"),
-                T=T,
             )
             acc = float((take["logits"].argmax(1) == take["labels"]).mean())
             for m, reg in regressions.items():
@@ -413,7 +403,6 @@ def measure_frame(
     references: Mapping[str, Reference],
     partners: Mapping[str, str] | None = None,
     setup: str = "",
-    T: float = 1.0,
 ) -> pd.DataFrame:
     """One row per (backbone, set): setup, backbone, set, split, family, n, accuracy and every measure.
 
@@ -431,7 +420,6 @@ def measure_frame(
                 logits=arr["logits"],
                 features=arr.get("features"),
                 other_logits=other,
-                T=T,
             )
             y = np.asarray(labels(spec))
             pred = arr["logits"].argmax(1)
@@ -526,11 +514,12 @@ def metaset_frame(
             logits=ref_out[b]["reference"]["logits"],
             labels=np.asarray(reference_labels),
             features=ref_out[b]["reference"].get("features"),
+            T=T,
         )
         for b in names
     }
     frame = measure_frame(
-        outputs, sets, labels=labels, references=references, partners=partners, setup=setup, T=T
+        outputs, sets, labels=labels, references=references, partners=partners, setup=setup
     )
     for b in names:
         frame.loc[frame.backbone == b, "reference_accuracy"] = float(
