@@ -9,9 +9,9 @@ import torch
 from torch import nn
 
 from helpers.attribution import ATTRIBUTION_COLUMNS, TinyTransformer, WordTokenizer, attribute
-from helpers.attribution.tiny import segments_from_sep
 from helpers.errors import InputValidationError
 from helpers.models.text import Vocab
+from helpers.models.tiny_transformer import segments_from_sep
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -114,3 +114,38 @@ def test_train_text_classifier_minilm_frozen_head():
     assert list(probe) == [1, 0]
     with pytest.raises(InputValidationError):
         train_text_classifier("minilm-huge", texts, labels)
+
+
+def test_word_model_kinds_random_and_given_embeddings():
+    from helpers.models.zoo import WORD_MODELS, word_model
+
+    ids = torch.tensor([[2, 3, 4, 0], [5, 6, 0, 0]])
+    emb = torch.arange(7 * 5, dtype=torch.float32).reshape(7, 5)
+    for kind in WORD_MODELS:
+        assert word_model(kind, 7, num_classes=3)(ids).shape == (2, 3)
+        if kind != "bow":
+            m = word_model(kind, 7, embeddings=emb)
+            layer = m.embedding
+            assert torch.equal(layer.weight[1:], emb[1:]) and not layer.weight[0].any()  # padding row zeroed
+    with pytest.raises(InputValidationError, match="no embedding layer"):
+        word_model("bow", 7, embeddings=emb)
+    with pytest.raises(InputValidationError, match="expected one of"):
+        word_model("gru", 7)
+
+
+def test_train_linear_head_is_fit_on_a_linear_layer():
+    from helpers.models.zoo import train_linear_head
+    from helpers.training import fit
+
+    rng = np.random.default_rng(0)
+    f = rng.normal(size=(80, 4)).astype(np.float32)
+    y = (f[:, 0] > 0).astype(np.int64)
+    torch.manual_seed(1)
+    head = train_linear_head(f, y, epochs=30, lr=0.05, seed=0)
+    torch.manual_seed(1)
+    ref = torch.nn.Linear(4, 2)
+    fit(ref, (f, y), epochs=30, lr=0.05, batch_size=64, seed=0, progress=False)
+    assert all(torch.equal(a, b) for a, b in zip(head.state_dict().values(), ref.state_dict().values()))
+    assert (head(torch.from_numpy(f)).argmax(1).numpy() == y).mean() > 0.9
+    with pytest.raises(InputValidationError, match="expected shapes"):
+        train_linear_head(f, y[:5], epochs=1, lr=0.1)

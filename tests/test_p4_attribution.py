@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 import torch
 
-from helpers.attribution.tiny import TinyTransformer, exact_match_feature
 from helpers.data.msgs import msgs_examples, msgs_training_set
 from helpers.errors import InputValidationError, UnknownNameError
 from helpers.experiments.p4_attribution import (
@@ -21,6 +20,7 @@ from helpers.experiments.p4_attribution import (
     train_suite,
     window_ablation,
 )
+from helpers.models.tiny_transformer import TinyTransformer, exact_match_feature
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

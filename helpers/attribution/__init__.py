@@ -4,7 +4,7 @@
 * :mod:`helpers.attribution.factors` -- window / MAX-DIFF / SUM-DIFF / INDEX-DIFF / FIRST-TOK / CONST /
   SWAP-AVG / SWAP-MAX-DIFF;
 * :mod:`helpers.attribution.evaluation` -- bootstrap pairwise ranking accuracy (Appendix B) and baselines;
-* :mod:`helpers.attribution.tiny` -- a tiny from-scratch Transformer classifier.
+* :class:`TinyTransformer` (from :mod:`helpers.models.tiny_transformer`) -- the tiny from-scratch Transformer.
 """
 
 from helpers.attribution.attributions import (
@@ -26,7 +26,7 @@ from helpers.attribution.evaluation import (
     ranking_table,
 )
 from helpers.attribution.factors import FACTORS, factor_matrix, factor_values
-from helpers.attribution.tiny import TinyTransformer
+from helpers.models.tiny_transformer import TinyTransformer
 
 __all__ = [
     "ATTRIBUTION_COLUMNS",

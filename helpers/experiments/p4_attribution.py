@@ -21,10 +21,11 @@ from torch import nn
 from helpers.attribution.attributions import HFTokenizer, WordTokenizer, attribute, model_fingerprint
 from helpers.attribution.evaluation import BASELINES, baseline_scores, ranking_table
 from helpers.attribution.factors import FACTORS, factor_matrix, factor_values
-from helpers.attribution.tiny import TinyTransformer
 from helpers.cache import cache_key, cached_arrays
 from helpers.errors import InputValidationError, UnknownNameError
-from helpers.models.text import PAD, UNK, TextCNN, Vocab, tokenize
+from helpers.models.text import PAD, UNK, Vocab, tokenize
+from helpers.models.tiny_transformer import TinyTransformer
+from helpers.models.zoo import word_model
 from helpers.paths import cache_dir
 
 __all__ = [
@@ -77,7 +78,8 @@ def _inputs(frame: pd.DataFrame, columns: Sequence[str]) -> list[Any]:
 
 
 def build_model(arch: str, vocab: Vocab, *, seed: int = 0, max_len: int = 64) -> nn.Module:
-    """A fresh model of a named architecture (:data:`ARCHITECTURES`); MiniLM members load pretrained weights."""
+    """A fresh model of a named architecture (:data:`ARCHITECTURES`) from the text-model zoo
+    (:mod:`helpers.models.zoo`); MiniLM members load pretrained weights."""
     if arch not in ARCHITECTURES:
         raise UnknownNameError("architecture", arch, list(ARCHITECTURES))
     spec = dict(ARCHITECTURES[arch])
@@ -91,7 +93,7 @@ def build_model(arch: str, vocab: Vocab, *, seed: int = 0, max_len: int = 64) ->
         return model
     if kind == "transformer":
         return TinyTransformer(len(vocab), 2, sep_id=vocab.stoi[SEP], max_len=max_len, **spec)
-    return TextCNN(len(vocab), 2, dim=spec["dim"], filters=spec["filters"])
+    return word_model("textcnn", len(vocab), dim=spec["dim"], filters=spec["filters"])
 
 
 def _is_minilm(model: nn.Module) -> bool:

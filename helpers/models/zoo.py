@@ -1,12 +1,20 @@
-"""The text-model zoo: train a sentiment/text classifier by name and get a function texts → outputs.
+"""The text-model zoo: every text classifier the notebooks use, built and trained in one place.
 
-One entry point, :func:`train_text_classifier`, for the word-vocabulary models of :func:`helpers.models.build_model`
-(``"bow"``, ``"embsum"``, ``"textcnn"``, ``"lstm"``), MiniLM-L6 fine-tuned end to end (``"minilm"``) and the frozen
-pretrained MiniLM-L6 encoder with a logistic-regression head (``"minilm-frozen"``, :func:`fit_logistic_head`).
-The returned function gives ``{"logits"[, "features"]}`` in input order (:func:`word_model_outputs`,
-:func:`minilm_outputs`), batched and in eval mode.  Used by notebooks 05 and 06 and by bring-your-own-data text
-tasks; notebooks 02 and 04 build their suites' architectures from :mod:`helpers.models.text`,
-:mod:`helpers.models.minilm` and :mod:`helpers.attribution.tiny` with their papers' own training settings.
+Models (classes in :mod:`helpers.models.text`, :mod:`helpers.models.minilm`, :mod:`helpers.models.tiny_transformer`):
+
+* word-vocabulary models -- bag of words, sum/mean of word embeddings, Kim CNN, biLSTM -- with random or
+  MiniLM-initialised embeddings (:func:`word_model`, :func:`minilm_embeddings`);
+* MiniLM-L6, fine-tuned end to end or truncated to its first layers (:class:`~helpers.models.minilm.MiniLMClassifier`);
+* the frozen pretrained MiniLM-L6 encoder with a linear head on its mean-pooled embeddings, fitted either as an
+  L2-regularised logistic regression (:func:`fit_logistic_head`, notebooks 05/06) or by gradient descent on cached
+  embeddings (:func:`train_linear_head`, notebook 02's suite);
+* a tiny from-scratch Transformer for texts and text pairs (:class:`~helpers.models.tiny_transformer.TinyTransformer`,
+  notebook 04).
+
+Training: :func:`train_text_classifier` trains one of :data:`TEXT_MODELS` by name and returns a function
+texts → ``{"logits"[, "features"]}`` in input order (:func:`word_model_outputs`, :func:`minilm_outputs`), used by
+notebooks 05 and 06 and by bring-your-own-data text tasks.  Notebooks 02 and 04 build their suites from the same
+constructors and train them with their papers' settings (:func:`helpers.training.fit`).
 """
 
 from __future__ import annotations
@@ -14,11 +22,86 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+import torch
 
 from helpers.errors import InputValidationError
 from helpers.training.predict import features_and_logits
 
-__all__ = ["TEXT_MODELS", "train_text_classifier", "word_model_outputs", "minilm_outputs", "fit_logistic_head"]
+__all__ = [
+    "TEXT_MODELS",
+    "WORD_MODELS",
+    "word_model",
+    "minilm_embeddings",
+    "train_text_classifier",
+    "word_model_outputs",
+    "minilm_outputs",
+    "fit_logistic_head",
+    "train_linear_head",
+]
+
+#: word-vocabulary architectures of :func:`word_model`
+WORD_MODELS = ("bow", "embsum", "textcnn", "lstm")
+
+
+def word_model(kind: str, vocab_size: int, *, num_classes: int = 2, embeddings=None, **kwargs):
+    """A fresh word-vocabulary classifier: ``kind`` in :data:`WORD_MODELS`, with random embeddings (``dim``,
+    default 64) or initialised from ``embeddings`` (a ``(vocab_size, d)`` tensor, e.g. :func:`minilm_embeddings`;
+    the padding row is zeroed).  ``kwargs`` go to the class (e.g. ``pooling="mean"``, ``filters=32``); the initial
+    weights come from torch's global generator (seed it, or use :func:`helpers.models.build_model` with ``seed=``).
+    """
+    from helpers.models.text import BagOfWords, EmbeddingSum, LSTMClassifier, TextCNN
+
+    if kind not in WORD_MODELS:
+        raise InputValidationError(f"kind: expected one of {WORD_MODELS}, got {kind!r}")
+    if kind == "bow":
+        if embeddings is not None:
+            raise InputValidationError("embeddings: a bag of words has no embedding layer")
+        return BagOfWords(vocab_size, num_classes)
+    if kind == "embsum":
+        return EmbeddingSum(vocab_size, num_classes, pretrained=embeddings, **kwargs)
+    cls = TextCNN if kind == "textcnn" else LSTMClassifier
+    if embeddings is None:
+        return cls(vocab_size, num_classes, **kwargs)
+    model = cls(vocab_size, num_classes, dim=embeddings.shape[1], **kwargs)
+    with torch.no_grad():
+        model.embedding.weight.copy_(embeddings)
+        model.embedding.weight[0].zero_()
+    return model
+
+
+def minilm_embeddings(vocab) -> torch.Tensor:
+    """MiniLM-L6 word embeddings of ``vocab`` (:func:`helpers.models.text.minilm_word_embeddings`), cached on disk
+    by the vocabulary's words (namespace ``minilm_word_embeddings``)."""
+    import hashlib
+
+    from helpers.cache import cached_arrays
+    from helpers.models.text import minilm_word_embeddings
+
+    h = hashlib.sha1()
+    for t in vocab.itos:
+        h.update(t.encode("utf-8", "replace"))
+        h.update(b"\0")
+    key = {"vocab": h.hexdigest()[:16]}
+    arr = cached_arrays("minilm_word_embeddings", key, lambda: {"e": minilm_word_embeddings(vocab).numpy()})["e"]
+    return torch.from_numpy(np.asarray(arr, dtype=np.float32))
+
+
+def train_linear_head(features, labels, *, num_classes: int = 2, epochs: int, lr: float, batch_size: int = 64,
+                      seed: int = 0, checkpoint_dir=None, progress: bool = False):  # fmt: skip
+    """A ``torch.nn.Linear`` head trained by Adam on fixed features (e.g. cached frozen-MiniLM embeddings), with
+    :func:`helpers.training.fit`: the same as training the head behind a frozen encoder, with the encoder run once.
+    Its initial weights come from torch's global generator.  Returns the trained head."""
+    from torch import nn
+
+    from helpers.training import fit
+
+    f = np.asarray(features)
+    if f.ndim != 2 or len(f) != len(labels):
+        raise InputValidationError(f"features, labels: expected shapes (n, d) and (n,), got {f.shape}, {len(labels)}")
+    head = nn.Linear(f.shape[1], num_classes)
+    fit(head, (f, np.asarray(labels)), epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, progress=progress,
+        checkpoint_dir=checkpoint_dir)  # fmt: skip
+    return head
 
 TEXT_MODELS = ("bow", "embsum", "textcnn", "lstm", "minilm", "minilm-frozen")
 

@@ -33,7 +33,6 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
-import torch
 from torch import nn
 
 from helpers.cache import cached_arrays
@@ -176,36 +175,17 @@ def _digest(texts: Sequence[str]) -> str:
     return h.hexdigest()[:16]
 
 
-def _minilm_embeddings(vocab) -> torch.Tensor:
-    from helpers.models.text import minilm_word_embeddings
-
-    key = {"vocab": _digest(vocab.itos)}
-    arr = cached_arrays("minilm_word_embeddings", key, lambda: {"e": minilm_word_embeddings(vocab).numpy()})[
-        "e"
-    ]
-    return torch.from_numpy(np.asarray(arr, dtype=np.float32))
-
-
 def _light_model(name: str, vocab) -> nn.Module:
-    from helpers.models.text import BagOfWords, EmbeddingSum, LSTMClassifier, TextCNN
+    """The suite's word-level models from the text-model zoo: random 64-d or MiniLM-initialised embeddings."""
+    from helpers.models.zoo import minilm_embeddings, word_model
 
-    v = len(vocab)
     if name == "bow_sum":
-        return BagOfWords(v)
-    if name == "embsum_random":
-        return EmbeddingSum(v, dim=64)
-    if name == "embsum_minilm":
-        return EmbeddingSum(v, pretrained=_minilm_embeddings(vocab))
+        return word_model("bow", len(vocab))
     family, init = name.split("_")
-    cls = TextCNN if family == "cnn" else LSTMClassifier
+    kind = {"embsum": "embsum", "cnn": "textcnn", "lstm": "lstm"}[family]
     if init == "random":
-        return cls(v, dim=64)
-    emb = _minilm_embeddings(vocab)
-    model = cls(v, dim=emb.shape[1])
-    with torch.no_grad():
-        model.embedding.weight.copy_(emb)
-        model.embedding.weight[0].zero_()
-    return model
+        return word_model(kind, len(vocab), dim=64)
+    return word_model(kind, len(vocab), embeddings=minilm_embeddings(vocab))
 
 
 def _timed_predict(model, data, **kwargs) -> tuple[np.ndarray, float]:
@@ -252,7 +232,7 @@ def _features(model, texts, collate, key, split) -> tuple[np.ndarray, float]:
 
 def _run_frozen(data, cfg, run_key, progress) -> dict:
     from helpers.models.minilm import MiniLMClassifier, MiniLMCollator
-    from helpers.training import fit
+    from helpers.models.zoo import train_linear_head
 
     enc = MiniLMClassifier(2, freeze_encoder=True)
     collate = MiniLMCollator(enc.tokenizer, max_length=cfg.max_tokens)
@@ -261,11 +241,9 @@ def _run_frozen(data, cfg, run_key, progress) -> dict:
     f_train, _ = _features(
         enc, data.train_text[:n], collate, {**base, "texts": _digest(data.train_text[:n])}, "train"
     )
-    head = nn.Linear(f_train.shape[1], 2)
-    fit(
-        head, (f_train, data.train_label[:n]), epochs=cfg.epochs_head, lr=1e-2, batch_size=64,
-        seed=cfg.seed, progress=progress, checkpoint_dir=cache_dir() / "checkpoints" / _KEY / run_key,
-    )  # fmt: skip
+    head = train_linear_head(f_train, data.train_label[:n], epochs=cfg.epochs_head, lr=1e-2, batch_size=64,
+                             seed=cfg.seed, progress=progress,
+                             checkpoint_dir=cache_dir() / "checkpoints" / _KEY / run_key)  # fmt: skip
     out = {}
     for split, texts in (("id", data.test_text), ("ood", data.ood_text)):
         feats, secs = _features(enc, texts, collate, {**base, "texts": _digest(texts)}, split)
