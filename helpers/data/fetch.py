@@ -109,7 +109,6 @@ def safe_extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str]) 
     archive, dest = Path(archive), Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     root = dest.resolve()
-    written: list[Path] = []
 
     def target(name: str) -> Path:
         out = (root / _safe_member_path(name)).resolve()
@@ -119,47 +118,55 @@ def safe_extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str]) 
 
     if zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as zf:
-            infos = zf.infolist()
-            for info in infos:
-                target(info.filename)
-                mode = (info.external_attr >> 16) & 0o170000
-                if mode == 0o120000:
-                    raise FetchError(
-                        f"archive member {info.filename!r} is a symbolic link; refusing to extract"
-                    )
-            for info in infos:
-                out = target(info.filename)
-                if info.is_dir():
-                    out.mkdir(parents=True, exist_ok=True)
-                    continue
-                out.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(info) as src, open(out, "wb") as fh:
-                    shutil.copyfileobj(src, fh, length=1 << 20)
-                written.append(out)
-        return written
+            return _write_members(_zip_members(zf), target)
     if tarfile.is_tarfile(archive):
         with tarfile.open(archive) as tf:
-            members = tf.getmembers()
-            for m in members:
-                target(m.name)
-                if not (m.isfile() or m.isdir()):
-                    raise FetchError(
-                        f"archive member {m.name!r} is a link or special file; refusing to extract"
-                    )
-            for m in members:
-                out = target(m.name)
-                if m.isdir():
-                    out.mkdir(parents=True, exist_ok=True)
-                    continue
-                out.parent.mkdir(parents=True, exist_ok=True)
-                src = tf.extractfile(m)
-                if src is None:
-                    raise FetchError(f"cannot read archive member {m.name!r}")
-                with src, open(out, "wb") as fh:
-                    shutil.copyfileobj(src, fh, length=1 << 20)
-                written.append(out)
-        return written
+            return _write_members(_tar_members(tf), target)
     raise FetchError(f"{archive} is neither a zip nor a tar archive")
+
+
+def _zip_members(zf: zipfile.ZipFile) -> list[tuple[str, bool, Callable]]:
+    """(name, is folder, opener) of every zip member; a symbolic link is refused."""
+    out = []
+    for info in zf.infolist():
+        if (info.external_attr >> 16) & 0o170000 == 0o120000:
+            raise FetchError(f"archive member {info.filename!r} is a symbolic link; refusing to extract")
+        out.append((info.filename, info.is_dir(), lambda info=info: zf.open(info)))
+    return out
+
+
+def _tar_members(tf: tarfile.TarFile) -> list[tuple[str, bool, Callable]]:
+    """(name, is folder, opener) of every tar member; links and special files are refused."""
+    out = []
+    for m in tf.getmembers():
+        if not (m.isfile() or m.isdir()):
+            raise FetchError(f"archive member {m.name!r} is a link or special file; refusing to extract")
+
+        def opener(m=m):
+            src = tf.extractfile(m)
+            if src is None:
+                raise FetchError(f"cannot read archive member {m.name!r}")
+            return src
+
+        out.append((m.name, m.isdir(), opener))
+    return out
+
+
+def _write_members(members: list[tuple[str, bool, Callable]], target: Callable[[str], Path]) -> list[Path]:
+    """Check every member's destination first (``target`` refuses escapes), then write folders and files."""
+    for name, _, _ in members:
+        target(name)
+    written = []
+    for name, is_dir, opener in members:
+        out = target(name)
+        if is_dir:
+            out.mkdir(parents=True, exist_ok=True)
+            continue
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with opener() as src, open(out, "wb") as fh:
+            shutil.copyfileobj(src, fh, length=1 << 20)
+        written.append(out)
+    return written
 
 
 def find_folder(root: str | os.PathLike[str], name: str) -> Path:

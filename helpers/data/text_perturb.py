@@ -74,21 +74,24 @@ def _check_prob(p: float, name: str, *, upper: float = 1.0) -> float:
     return p
 
 
+def _map_words(texts: list[str], seed: int | None, fn: Callable[[list[str], np.random.Generator], list[str]]):
+    """``fn(words, rng) -> words`` on each text that has words (one generator, seeded once, in text order); texts
+    without words come back unchanged."""
+    rng = np.random.default_rng(seed)
+    return [" ".join(fn(words, rng)) if (words := t.split()) else t for t in texts]
+
+
 def word_dropout(texts: Sequence[str], p: float, *, seed: int | None = 0) -> list[str]:
     """Delete each word independently with probability ``p`` (at least one word is kept)."""
     texts, p = _check_texts(texts), _check_prob(p, "p")
-    rng = np.random.default_rng(seed)
-    out = []
-    for t in texts:
-        words = t.split()
-        if not words:
-            out.append(t)
-            continue
+
+    def drop(words, rng):
         keep = rng.random(len(words)) >= p
         if not keep.any():
             keep[rng.integers(len(words))] = True
-        out.append(" ".join(w for w, k in zip(words, keep) if k))
-    return out
+        return [w for w, k in zip(words, keep) if k]
+
+    return _map_words(texts, seed, drop)
 
 
 def _typo(word: str, rng: np.random.Generator) -> str:
@@ -110,13 +113,12 @@ def _typo(word: str, rng: np.random.Generator) -> str:
 def char_typos(texts: Sequence[str], p: float, *, seed: int | None = 0) -> list[str]:
     """Give each word (with at least two letters) one random typo with probability ``p``."""
     texts, p = _check_texts(texts), _check_prob(p, "p")
-    rng = np.random.default_rng(seed)
-    out = []
-    for t in texts:
-        words = t.split()
+
+    def typos(words, rng):
         hit = rng.random(len(words)) < p
-        out.append(" ".join(_typo(w, rng) if h else w for w, h in zip(words, hit)) if words else t)
-    return out
+        return [_typo(w, rng) if h else w for w, h in zip(words, hit)]
+
+    return _map_words(texts, seed, typos)
 
 
 def local_shuffle(texts: Sequence[str], window: int, *, seed: int | None = 0) -> list[str]:
@@ -125,47 +127,33 @@ def local_shuffle(texts: Sequence[str], window: int, *, seed: int | None = 0) ->
     if int(window) != window or window < 1:
         raise InputValidationError(f"window: expected a positive integer, got {window!r}")
     window = int(window)
-    rng = np.random.default_rng(seed)
-    out = []
-    for t in texts:
-        words = t.split()
-        if not words:
-            out.append(t)
-            continue
-        perm = np.concatenate(
-            [
-                start + rng.permutation(min(window, len(words) - start))
-                for start in range(0, len(words), window)
-            ]
-        )
-        out.append(" ".join(words[i] for i in perm))
-    return out
+
+    def shuffle(words, rng):
+        starts = range(0, len(words), window)
+        perm = np.concatenate([start + rng.permutation(min(window, len(words) - start)) for start in starts])
+        return [words[i] for i in perm]
+
+    return _map_words(texts, seed, shuffle)
 
 
 def truncate(texts: Sequence[str], keep: float, *, seed: int | None = 0) -> list[str]:
     """Keep the first ``ceil(keep * n_words)`` words (at least one); ``seed`` is accepted and unused."""
     texts, keep = _check_texts(texts), _check_prob(keep, "keep")
-    out = []
-    for t in texts:
-        words = t.split()
-        out.append(" ".join(words[: max(1, int(np.ceil(keep * len(words))))]) if words else t)
-    return out
+    return _map_words(texts, seed, lambda words, rng: words[: max(1, int(np.ceil(keep * len(words))))])
 
 
 def filler_insertion(texts: Sequence[str], p: float, *, seed: int | None = 0) -> list[str]:
     """After each word insert ``Poisson(p)`` neutral filler words (:data:`FILLER_WORDS`); ``p`` may exceed 1."""
     texts, p = _check_texts(texts), _check_prob(p, "p", upper=10.0)
-    rng = np.random.default_rng(seed)
-    out = []
-    for t in texts:
-        words = t.split()
-        counts = rng.poisson(p, len(words))
+
+    def insert(words, rng):
         pieces = []
-        for w, c in zip(words, counts):
+        for w, c in zip(words, rng.poisson(p, len(words))):
             pieces.append(w)
             pieces.extend(FILLER_WORDS[j] for j in rng.integers(len(FILLER_WORDS), size=int(c)))
-        out.append(" ".join(pieces) if words else t)
-    return out
+        return pieces
+
+    return _map_words(texts, seed, insert)
 
 
 TEXT_PERTURBATIONS: dict[str, tuple[Callable[..., list[str]], tuple]] = {

@@ -134,6 +134,15 @@ class Vocab:
         return [(i, int(y), float(w)) for i, y, w in zip(ids, labels, weights)]
 
 
+def pad_sequences(seqs: Sequence[Sequence[int]], value: int) -> torch.Tensor:
+    """Right-pad id lists with ``value`` to the longest, shape ``(N, T)`` of int64 (every list non-empty)."""
+    width = max(len(s) for s in seqs)
+    out = torch.full((len(seqs), width), value, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        out[i, : len(s)] = torch.as_tensor(list(s), dtype=torch.long)
+    return out
+
+
 def _mask(ids: torch.Tensor) -> torch.Tensor:
     return ids != 0
 

@@ -116,18 +116,23 @@ def disca_table(
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
+def _ratio(numerator, num_name: str, values, name: str, expected: str) -> np.ndarray | float:
+    """``numerator / values`` for a positive finite scalar over positive finite values (a float for a scalar)."""
+    v = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(v)) or np.any(v <= 0):
+        raise InputValidationError(f"{name}: expected {expected}, got {values!r}")
+    if not (float(numerator) > 0 and math.isfinite(float(numerator))):
+        raise InputValidationError(f"{num_name}: expected a positive number, got {numerator!r}")
+    out = float(numerator) / v
+    return float(out) if out.ndim == 0 else out
+
+
 def computation_score_params(n_params, *, optimal_params: float = 1_000_000) -> np.ndarray | float:
     """Computation score from parameter counts (paper 2, Appendix B): ``optimal_params / n_params``.
 
     A model with twice the optimal number of parameters scores 0.5; one with half scores 2.
     """
-    n = np.asarray(n_params, dtype=np.float64)
-    if not np.all(np.isfinite(n)) or np.any(n <= 0):
-        raise InputValidationError(f"n_params: expected positive parameter counts, got {n_params!r}")
-    if not (float(optimal_params) > 0 and math.isfinite(float(optimal_params))):
-        raise InputValidationError(f"optimal_params: expected a positive number, got {optimal_params!r}")
-    out = float(optimal_params) / n
-    return float(out) if out.ndim == 0 else out
+    return _ratio(optimal_params, "optimal_params", n_params, "n_params", "positive parameter counts")
 
 
 def computation_score_cost(cost, *, reference_cost: float) -> np.ndarray | float:
@@ -136,13 +141,7 @@ def computation_score_cost(cost, *, reference_cost: float) -> np.ndarray | float
     ``cost`` is e.g. inference seconds (or joules) per example; ``reference_cost`` the budget of the deployment
     device in the same unit, so a model at the budget scores 1 (the ratio form of Appendix B).
     """
-    cst = np.asarray(cost, dtype=np.float64)
-    if not np.all(np.isfinite(cst)) or np.any(cst <= 0):
-        raise InputValidationError(f"cost: expected positive costs, got {cost!r}")
-    if not (float(reference_cost) > 0 and math.isfinite(float(reference_cost))):
-        raise InputValidationError(f"reference_cost: expected a positive number, got {reference_cost!r}")
-    out = float(reference_cost) / cst
-    return float(out) if out.ndim == 0 else out
+    return _ratio(reference_cost, "reference_cost", cost, "cost", "positive costs")
 
 
 def _finite(value, name: str) -> np.ndarray:

@@ -5,53 +5,11 @@ and sequence confidences, negative mining from early checkpoints, discriminator 
 :mod:`helpers.experiments.p1_bounds`.
 """
 
-from helpers.seq2seq.discriminators import (
-    DISCRIMINATOR_KINDS,
-    ScratchPairClassifier,
-    ScratchPairCollator,
-    discriminator_votes,
-    make_discriminator,
-    train_discriminators,
-)
-from helpers.seq2seq.negatives import DiscriminatorData, discriminator_dataset, mine_negatives, snapshot_beams
-from helpers.seq2seq.parser import (
-    PRESETS,
-    BeamResult,
-    ParserConfig,
-    Seq2SeqDataset,
-    beam_search,
-    build_parser,
-    collate_seq2seq,
-    exact_match,
-    load_snapshot,
-    sequence_probability,
-    snapshot_paths,
-    train_parser,
-)
-from helpers.seq2seq.vocab import WordVocab
+from helpers.seq2seq import discriminators, negatives, parser, vocab
+from helpers.seq2seq.discriminators import *  # noqa: F403
+from helpers.seq2seq.negatives import *  # noqa: F403
+from helpers.seq2seq.parser import *  # noqa: F403
+from helpers.seq2seq.vocab import *  # noqa: F403
 
-__all__ = [
-    "WordVocab",
-    "ParserConfig",
-    "PRESETS",
-    "build_parser",
-    "Seq2SeqDataset",
-    "collate_seq2seq",
-    "train_parser",
-    "snapshot_paths",
-    "load_snapshot",
-    "BeamResult",
-    "beam_search",
-    "sequence_probability",
-    "exact_match",
-    "DiscriminatorData",
-    "mine_negatives",
-    "discriminator_dataset",
-    "snapshot_beams",
-    "DISCRIMINATOR_KINDS",
-    "ScratchPairClassifier",
-    "ScratchPairCollator",
-    "make_discriminator",
-    "train_discriminators",
-    "discriminator_votes",
-]
+#: the public names of the four modules (their own ``__all__``), re-exported here
+__all__ = [*vocab.__all__, *parser.__all__, *negatives.__all__, *discriminators.__all__]

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from helpers.errors import InputValidationError
+from helpers.models.text import pad_sequences as _pad
 from helpers.seq2seq.vocab import WordVocab
 from helpers.training import FitResult, fit, get_device
 
@@ -166,14 +167,6 @@ class Seq2SeqDataset(torch.utils.data.Dataset):
 
     def __getitem__(self, i: int) -> tuple[list[int], list[int]]:
         return self.items[i]
-
-
-def _pad(seqs: Sequence[Sequence[int]], value: int) -> torch.Tensor:
-    width = max(len(s) for s in seqs)
-    out = torch.full((len(seqs), width), value, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        out[i, : len(s)] = torch.as_tensor(list(s), dtype=torch.long)
-    return out
 
 
 def collate_seq2seq(items: Sequence[tuple[Sequence[int], Sequence[int]]]) -> dict[str, torch.Tensor]:

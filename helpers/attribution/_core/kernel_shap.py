@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.attribution._core.runner import Options, _Runner, free_positions
+from helpers.attribution._core.runner import Options, _Runner, per_example_scores
 from helpers.attribution.tokenizers import Encoded
 
 
@@ -19,16 +19,8 @@ def attribute(runner: _Runner, encs: list[Encoded], targets: np.ndarray, options
 
     mask_id = options.mask_id
 
-    scores = []
-    for e, tgt in zip(encs, targets):
-        ids = np.asarray(e.ids)
-        free = free_positions(e, options.mask_special)
-        row = np.zeros(len(ids))
-        if len(free) == 0:
-            scores.append(row)
-            continue
-
-        def f(z, ids=ids, free=free, e=e, tgt=tgt):
+    def explain(e, tgt, ids, free, row):
+        def f(z):
             rows = np.repeat(ids[None, :], len(z), axis=0)
             sub = rows[:, free]
             sub[np.asarray(z) < 0.5] = mask_id
@@ -40,11 +32,9 @@ def attribute(runner: _Runner, encs: list[Encoded], targets: np.ndarray, options
         state = np.random.get_state()  # KernelSHAP samples coalitions from the global numpy RNG
         np.random.seed(options.seed)
         try:
-            phi = explainer.shap_values(
-                np.ones((1, len(free))), nsamples=n_samples, silent=True, l1_reg=False
-            )
+            phi = explainer.shap_values(np.ones((1, len(free))), nsamples=n_samples, silent=True, l1_reg=False)
         finally:
             np.random.set_state(state)
         row[free] = np.asarray(phi).reshape(-1)
-        scores.append(row)
-    return scores, np.full(len(encs), np.nan)
+
+    return per_example_scores(encs, targets, options.mask_special, explain)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.attribution._core.runner import Options, _Runner, free_positions
+from helpers.attribution._core.runner import Options, _Runner, per_example_scores
 from helpers.attribution.tokenizers import Encoded
 
 
@@ -17,34 +17,22 @@ def attribute(runner: _Runner, encs: list[Encoded], targets: np.ndarray, options
     from lime.lime_text import LimeTextExplainer
 
     mask_id = options.mask_id
+    explainer = LimeTextExplainer(bow=False, split_expression=r"\s+", mask_string="MASKED", random_state=options.seed)
 
-    explainer = LimeTextExplainer(
-        bow=False, split_expression=r"\s+", mask_string="MASKED", random_state=options.seed
-    )
-    scores = []
-    for e, tgt in zip(encs, targets):
-        ids = np.asarray(e.ids)
-        free = free_positions(e, options.mask_special)
-        row = np.zeros(len(ids))
-        if len(free) == 0:
-            scores.append(row)
-            continue
-        text = " ".join(f"w{p}" for p in free)
-
-        def classifier_fn(strings, ids=ids, free=free, e=e):
+    def explain(e, tgt, ids, free, row):
+        def classifier_fn(strings):
             rows = np.repeat(ids[None, :], len(strings), axis=0)
             for r, s in enumerate(strings):
-                words = s.split(" ")
-                for j, w in enumerate(words):
+                for j, w in enumerate(s.split(" ")):
                     if w == "MASKED":
                         rows[r, free[j]] = mask_id
             return runner(rows, e.segments)
 
+        text = " ".join(f"w{p}" for p in free)
         exp = explainer.explain_instance(
             text, classifier_fn, labels=(int(tgt),), num_features=len(free), num_samples=options.n_samples
         )
         for feat, weight in exp.as_map()[int(tgt)]:
-            word = exp.domain_mapper.indexed_string.word(feat)
-            row[int(word[1:])] = weight
-        scores.append(row)
-    return scores, np.full(len(encs), np.nan)
+            row[int(exp.domain_mapper.indexed_string.word(feat)[1:])] = weight
+
+    return per_example_scores(encs, targets, options.mask_special, explain)

@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from helpers.attribution.tokenizers import Encoded
+from helpers.models.text import pad_sequences as _pad  # noqa: F401  (re-exported to the methods)
 
 
 @dataclass(frozen=True)
@@ -26,14 +27,6 @@ class Options:
     mask_special: bool
     mask_id: int
     embedding_layer: nn.Module | None = None
-
-
-def _pad(seqs: Sequence[Sequence[int]], value: int) -> torch.Tensor:
-    width = max(len(s) for s in seqs)
-    out = torch.full((len(seqs), width), value, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        out[i, : len(s)] = torch.as_tensor(list(s), dtype=torch.long)
-    return out
 
 
 class _Runner:
@@ -64,3 +57,20 @@ class _Runner:
 
 def free_positions(e: Encoded, mask_special: bool) -> np.ndarray:
     return np.arange(len(e.ids)) if mask_special else np.flatnonzero(~np.asarray(e.special, dtype=bool))
+
+
+def per_example_scores(encs: list[Encoded], targets: np.ndarray, mask_special: bool, explain: Callable):
+    """The loop shared by the perturbation methods (KernelSHAP, LIME): one zero score row per example, filled in
+    place by ``explain(encoded, target, ids, free_positions, row)`` when the example has a maskable position.
+
+    Returns (score rows, NaN convergence deltas).
+    """
+    scores = []
+    for e, tgt in zip(encs, targets):
+        ids = np.asarray(e.ids)
+        free = free_positions(e, mask_special)
+        row = np.zeros(len(ids))
+        if len(free):
+            explain(e, tgt, ids, free, row)
+        scores.append(row)
+    return scores, np.full(len(encs), np.nan)
