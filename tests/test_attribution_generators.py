@@ -57,6 +57,21 @@ def test_msgs_features_and_labels(feature):
         )
 
 
+@pytest.mark.parametrize("feature", FEATURES)
+@pytest.mark.parametrize("kind", ["ambiguous", "inoc_L", "inoc_S", "ood"])
+def test_msgs_the_never_in_the_critical_window(feature, kind):
+    """The surface word "the" is never within ±1 word of the critical word (original MSGS test splits), in every
+    split, so the window factor cannot sum the surface cue's own attribution."""
+    frame = msgs_examples(feature, n=400, kind=kind, seed=5)
+    n_the = 0
+    for text, crit in frame[["text", "critical"]].itertuples(index=False):
+        words = text.split()
+        i = crit[1]
+        assert "the" not in words[max(0, i - 1) : i + 2], (text, i)
+        n_the += "the" in words
+    assert n_the == int(frame["surface"].sum()) > 0  # the check is not vacuous
+
+
 def test_msgs_deterministic_and_mixes():
     a = msgs_training_set("morph", n=500, mix="2%L+1%S", seed=3)
     b = msgs_training_set("morph", n=500, mix="2%L+1%S", seed=3)

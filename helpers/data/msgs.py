@@ -21,6 +21,15 @@ to the fractions of the training set replaced by ``inoc_L`` / ``inoc_S`` example
 
 Every example carries ``critical = (0, word_index)``: the feature-critical word used by the window factor
 (the main verb for MORPH/VERB; the adjective, or the noun where it would stand, for ADJECT).
+
+Where "the" goes (every kind, training and test alike; :data:`THE_SLOTS`): never within ±1 word of the critical
+word, so the window factor (critical word ±1, paper 4 §5) cannot sum the surface cue's own attribution.  In the
+original MSGS test splits "the" sits on a determiner away from the critical word (the first clause's object or the
+second clause's subject); our sentences have one clause, so:
+
+* MORPH / VERB: on the subject's determiner (the object's determiner follows the verb directly);
+* ADJECT: on the determiner of the noun phrase *without* the critical word (the adjective, or the noun where it
+  would stand), which is at least two words away across the verb.
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ import pandas as pd
 
 from helpers.errors import InputValidationError, UnknownNameError
 
-__all__ = ["FEATURES", "KINDS", "INOCULATION_MIXES", "msgs_examples", "msgs_training_set"]
+__all__ = ["FEATURES", "KINDS", "THE_SLOTS", "INOCULATION_MIXES", "msgs_examples", "msgs_training_set"]
 
 FEATURES = ("morph", "verb", "adject")
 KINDS = ("ambiguous", "inoc_L", "inoc_S", "ood")
@@ -59,6 +68,11 @@ REGULAR = [
     ("washed", "washing"), ("kicked", "kicking"), ("carried", "carrying"), ("touched", "touching"),
 ]  # fmt: skip
 
+THE_SLOTS = {
+    "morph": "subject determiner",
+    "verb": "subject determiner",
+    "adject": "determiner of the noun phrase without the critical word",
+}
 _LABEL = {
     "ambiguous": {(1, 1): 1, (0, 0): 0},
     "inoc_L": {(1, 0): 1, (0, 1): 0},
@@ -75,14 +89,12 @@ def _check(feature: str, kind: str) -> None:
 
 
 def _sentence(rng: np.random.Generator, feature: str, ling: int, surface: int) -> tuple[list[str], int]:
-    """One sentence with the requested feature values; returns (words, critical word index)."""
-    # determiners: "the" on one or both noun phrases iff surface
-    if surface:
-        which = rng.integers(0, 3)  # 0: subject, 1: object, 2: both
-        d1 = "the" if which in (0, 2) else str(rng.choice(DETERMINERS))
-        d2 = "the" if which in (1, 2) else str(rng.choice(DETERMINERS))
-    else:
-        d1, d2 = str(rng.choice(DETERMINERS)), str(rng.choice(DETERMINERS))
+    """One sentence with the requested feature values; returns (words, critical word index).
+
+    The surface word "the" is placed on a determiner at least two words away from the critical word, as in the
+    original MSGS test splits (Warstadt et al., 2020), so that the ±1 window of the IRREG / VERB / ADJ factor
+    never contains it (:data:`THE_SLOTS`).
+    """
     # adjectives: the feature itself for ADJECT, irrelevant noise (p=0.3 each) otherwise
     if feature == "adject":
         adj_slot = int(rng.integers(0, 2)) if ling else -1
@@ -92,6 +104,12 @@ def _sentence(rng: np.random.Generator, feature: str, ling: int, surface: int) -
     else:
         adj1 = str(rng.choice(ADJECTIVES)) if rng.random() < 0.3 else None
         adj2 = str(rng.choice(ADJECTIVES)) if rng.random() < 0.3 else None
+        crit_slot = -1  # the verb, between the two noun phrases
+    # determiners: "the" iff surface, on the noun phrase away from the critical word
+    the_slot = (1 - crit_slot) if feature == "adject" else 0
+    d1, d2 = str(rng.choice(DETERMINERS)), str(rng.choice(DETERMINERS))
+    if surface:
+        d1, d2 = ("the", d2) if the_slot == 0 else (d1, "the")
     # verb
     if feature == "morph":
         verb = [str(rng.choice([v[0] for v in (IRREGULAR if ling else REGULAR)]))]
