@@ -9,6 +9,7 @@ from helpers.attribution import (
     baseline_scores,
     bootstrap_indices,
     guess_accuracy,
+    informative_pairs,
     pairwise_ranking_accuracy,
     ranking_table,
 )
@@ -82,6 +83,45 @@ def test_guess():
     assert guess_accuracy([0.9, 0.8, 0.7, 0.6], best=0) == pytest.approx(4.5 / 6)
     with pytest.raises(InputValidationError):
         guess_accuracy([0.9, 0.5], best=2)
+    with pytest.raises(InputValidationError):
+        guess_accuracy([0.9, 0.5], best="largest")
+
+
+@pytest.mark.parametrize("n, expected", [(3, 2.5 / 3), (4, 4.5 / 6), (5, 7 / 10)])
+def test_guess_truly_best_reading(n, expected):
+    """The paper's reading: the truly best model is guessed -> [(n-1) + C(n-1,2)/2] / C(n,2) = 83.3/75/70 %."""
+    acc = np.random.default_rng(n).permutation(np.linspace(0.5, 0.9, n))
+    assert guess_accuracy(acc, best="truly best") == pytest.approx(expected)
+    assert guess_accuracy(acc, best=int(np.argmax(acc))) == pytest.approx(expected)
+
+
+def test_informative_pairs_hand_computed():
+    # n = 500: SE(0.50, 0.52) = sqrt(.25/500 + .2496/500) = 0.0316 -> 2 SE = 0.063 > 0.02: a tie
+    #          SE(0.50, 0.70) = sqrt(.25/500 + .21/500) = 0.0303 -> 2 SE = 0.061 < 0.20: informative
+    m = informative_pairs([0.5, 0.52, 0.7], 500)
+    expected = np.array([[False, False, True], [False, False, True], [True, True, False]])
+    np.testing.assert_array_equal(m, expected)
+    assert not informative_pairs([1.0, 1.0], 50).any()  # equal accuracies: SE 0, never informative
+    assert informative_pairs([0.5, 0.52], 20_000).all() == False  # noqa: E712  (diagonal stays False)
+    assert informative_pairs([0.5, 0.52], 20_000)[0, 1]  # SE 0.005: now 0.02 > 2 SE
+    with pytest.raises(InputValidationError):
+        informative_pairs([0.5, 1.2], 10)
+    with pytest.raises(InputValidationError):
+        informative_pairs([0.5, 0.6], 0)
+
+
+def test_pair_mask_restricts_the_scored_pairs():
+    acc = [0.9, 0.5, 0.7]
+    scores = np.array([[3.0] * 20, [2.5] * 20, [2.0] * 20])  # right on (0,1), (0,2); wrong on (1,2)
+    full = pairwise_ranking_accuracy(scores, acc, n_boot=10)
+    assert full.accuracy == pytest.approx(2 / 3)
+    mask = np.ones((3, 3), dtype=bool)
+    mask[1, 2] = mask[2, 1] = False
+    part = pairwise_ranking_accuracy(scores, acc, n_boot=10, pair_mask=mask)
+    assert part.accuracy == 1.0 and len(part.pairs) == 2
+    assert guess_accuracy(acc, best=1, pair_mask=mask) == pytest.approx(0.0 / 2 + 0.5 / 2)
+    with pytest.raises(InputValidationError):
+        pairwise_ranking_accuracy(scores, acc, pair_mask=np.ones((2, 2), dtype=bool))
 
 
 def test_ranking_table_shares_samples():

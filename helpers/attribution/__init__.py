@@ -22,6 +22,7 @@ from helpers.attribution.evaluation import (
     baseline_scores,
     bootstrap_indices,
     guess_accuracy,
+    informative_pairs,
     pairwise_ranking_accuracy,
     ranking_table,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "baseline_scores",
     "bootstrap_indices",
     "guess_accuracy",
+    "informative_pairs",
     "pairwise_ranking_accuracy",
     "ranking_table",
     "FACTORS",
