@@ -190,7 +190,7 @@ def minilm1():
 def test_minilm_wordpieces_map_to_words_and_ig_runs_through_captum(minilm1):
     """WordPiece tokens of pre-split words carry the word index; IG on MiniLM's word embeddings is complete."""
     from helpers.attribution.factors import _abs_positions
-    from helpers.experiments.p4_attribution import _forward
+    from helpers.experiments.p4_attribution.suites import _forward
 
     model, tok = minilm1
     pair = ("the doctor near the judgeship ran", "the judgeship ran")

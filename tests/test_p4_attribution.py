@@ -13,7 +13,9 @@ from helpers.experiments.p4_attribution import (
     SettingResult,
     accuracy_table,
     build_model,
+    factor_readings,
     factor_variants,
+    held_out_directions,
     pair_vocab,
     predict_probs,
     run_setting,
@@ -105,17 +107,55 @@ def test_msgs_end_to_end_small():
     _ = pd  # noqa
 
 
-def test_factor_variants_known_answer():
-    """Model A (better) explains class 0 everywhere, B class 1: negating A's scores (fixed class 1) flips SUM-DIFF."""
+def _two_model_result(scores_a, scores_b, acc=(0.9, 0.5), targets=(0, 1)) -> SettingResult:
+    """Two models, 4 identical examples of tokens a b | c (segments 0 0 0 1, '|' special)."""
     rows = []
-    for model, target, scores in (("A", 0, [0.1, 0.1, 0.0, 0.5]), ("B", 1, [0.3, 0.1, 0.0, 0.2])):
+    for model, target, scores in (("A", targets[0], scores_a), ("B", targets[1], scores_b)):
         for ex in range(4):
             for pos, (tok, seg, sp, sc) in enumerate(zip("ab|c", [0, 0, 0, 1], [0, 0, 1, 0], scores)):
                 rows.append((ex, model, "shap", seg, pos, tok, bool(sp), sc, target, -1 if sp else pos % 3))
     attr = pd.DataFrame(rows, columns=["example", "model", "method", "segment", "position", "token", "special",
                                        "score", "target", "word"])  # fmt: skip
-    models = pd.DataFrame({"model": ["A", "B"], "ood_accuracy": [0.9, 0.5], "id_accuracy": [1.0, 1.0]})
-    res = SettingResult(models, pd.DataFrame(), pd.DataFrame(), attr, pd.DataFrame())
+    models = pd.DataFrame({"model": ["A", "B"], "ood_accuracy": list(acc), "id_accuracy": [1.0, 1.0]})
+    informative = np.array([[False, acc[0] != acc[1]], [acc[0] != acc[1], False]])
+    return SettingResult(models, pd.DataFrame(), pd.DataFrame(), attr, pd.DataFrame(), informative)
+
+
+def test_factor_variants_known_answer():
+    """Model A (better) explains class 0 everywhere, B class 1: negating A's scores (fixed class 1) flips SUM-DIFF."""
+    res = _two_model_result([0.1, 0.1, 0.0, 0.5], [0.3, 0.1, 0.0, 0.2])
     out = factor_variants(res, pd.DataFrame(index=range(4)), factors=["SUM-DIFF"], n_boot=20).set_index("variant")
     # paper reading: A's SUM-DIFF (-0.43) < B's (0.33), lower = better -> correct; negated A (0.43) -> wrong
     assert out.accuracy.to_dict() == {"paper reading": 1.0, "opposite direction": 0.0, "fixed class 1": 0.0}
+
+
+def test_held_out_directions_chooses_on_the_independent_suite():
+    """SUM-DIFF: A = -0.43, B = +0.33 (lower is better a priori).  On a suite where A is better the a-priori reading
+    is right; where B is better only the opposite one is.  The protocol applies the independent suite's choice."""
+    pop = pd.DataFrame(index=range(4))
+    a_better = _two_model_result([0.1, 0.1, 0.0, 0.5], [0.3, 0.1, 0.0, 0.2], acc=(0.9, 0.5))
+    b_better = _two_model_result([0.1, 0.1, 0.0, 0.5], [0.3, 0.1, 0.0, 0.2], acc=(0.5, 0.9))
+    kw = dict(independent_population=pop, population=pop, factors=["SUM-DIFF"], n_boot=20)
+    out = held_out_directions(b_better, a_better, **kw).iloc[0]
+    assert out.reading == "opposite" and out.chosen_on == 1.0
+    assert out.a_priori == 1.0 and out.protocol == 0.0  # the independent suite's choice is applied unchanged
+    out = held_out_directions(a_better, a_better, **kw).iloc[0]
+    assert out.reading == "a priori" and out.protocol == out.a_priori == 1.0
+    tie = _two_model_result([0.1, 0.1, 0.0, 0.5], [0.3, 0.1, 0.0, 0.2], acc=(0.7, 0.7))  # no informative pair
+    out = held_out_directions(tie, b_better, **kw).iloc[0]
+    assert out.reading == "a priori" and np.isnan(out.chosen_on) and out.protocol == 0.0
+    with pytest.raises(InputValidationError):
+        held_out_directions(a_better, a_better, **kw, methods=["ig"])
+
+
+def test_window_factor_has_four_readings():
+    """|a| readings exist for the window factor only; |a| = magnitude of the L1-normalised attributions."""
+    res = _two_model_result([0.1, -0.4, 0.0, 0.5], [0.3, 0.1, 0.0, 0.2])
+    pop = pd.DataFrame({"critical": [(0, 1)] * 4})
+    r = factor_readings(res, pop, "IRREG", method="shap", meta_columns=["critical"])
+    assert list(r) == ["a priori", "opposite", "|a| a priori", "|a| opposite"]
+    # A: L1-normalised (.1, -.4, 0, .5); window over positions 0..2: signed -0.3, |a| 0.5
+    np.testing.assert_allclose(r["a priori"][0][0], -0.3)
+    np.testing.assert_allclose(r["|a| a priori"][0][0], 0.5)
+    assert r["opposite"][1] is False and r["a priori"][1] is True
+    assert list(factor_readings(res, pop, "SUM-DIFF", method="shap")) == ["a priori", "opposite"]
