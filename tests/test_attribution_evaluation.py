@@ -96,14 +96,18 @@ def test_guess_truly_best_reading(n, expected):
 
 
 def test_informative_pairs_hand_computed():
-    # n = 500: SE(0.50, 0.52) = sqrt(.25/500 + .2496/500) = 0.0316 -> 2 SE = 0.063 > 0.02: a tie
-    #          SE(0.50, 0.70) = sqrt(.25/500 + .21/500) = 0.0303 -> 2 SE = 0.061 < 0.20: informative
+    # n = 500, Agresti-Caffo: p~ = (x + 1) / 502 = .5, .51992, .69920
+    # SE(.5, .51992) = sqrt(.25/502 + .24961/502) = 0.0316 -> 2 SE = 0.063 > 0.0199: a tie
+    # SE(.5, .69920) = sqrt(.25/502 + .21032/502) = 0.0303 -> 2 SE = 0.061 < 0.1992: informative
     m = informative_pairs([0.5, 0.52, 0.7], 500)
     expected = np.array([[False, False, True], [False, False, True], [True, True, False]])
     np.testing.assert_array_equal(m, expected)
     assert not informative_pairs([1.0, 1.0], 50).any()  # equal accuracies: SE 0, never informative
     assert informative_pairs([0.5, 0.52], 20_000).all() == False  # noqa: E712  (diagonal stays False)
     assert informative_pairs([0.5, 0.52], 20_000)[0, 1]  # SE 0.005: now 0.02 > 2 SE
+    # 4 errors vs 0 in 500: Wald SE = sqrt(.008 * .992 / 500) = .00398, 2 SE = .00797 < .008 would call it real;
+    # Agresti-Caffo: p~ = 5/502, 1/502, SE = .00486, 2 SE = .0097 > .00797: a tie
+    assert not informative_pairs([0.008, 0.0], 500)[0, 1]
     with pytest.raises(InputValidationError):
         informative_pairs([0.5, 1.2], 10)
     with pytest.raises(InputValidationError):

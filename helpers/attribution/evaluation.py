@@ -14,7 +14,7 @@ Baselines (§3, §6.3): ACC (per-example correctness), CONF (max softmax probabi
 true label), RANDOM (a seeded uniform score per model and example), and GUESS (:func:`guess_accuracy`).
 
 Informative pairs (:func:`informative_pairs`): two models whose true OOD accuracies, each measured on n examples,
-differ by no more than two standard errors of their difference are a tie within sampling error; a ranking method
+differ by no more than two standard errors of their difference (Agresti-Caffo) are a tie within sampling error; a ranking method
 cannot be right or wrong about them.  ``pair_mask`` restricts the evaluation to the informative pairs.
 """
 
@@ -207,12 +207,16 @@ def guess_accuracy(
 
 
 def informative_pairs(true_accuracy: Sequence[float], n_examples: int, *, z: float = 2.0) -> np.ndarray:
-    """Which model pairs have OOD accuracies that differ beyond sampling error.
+    """Which model pairs have OOD accuracies that differ beyond sampling error (Agresti-Caffo test).
 
-    Pair (i, j) is informative when |p_i − p_j| > z · SE, with SE = √(p_i(1 − p_i)/n + p_j(1 − p_j)/n) the
-    standard error of the difference of two accuracies each measured on ``n_examples`` examples (treated as
-    independent; z = 2 ≈ a 95 % two-sided test).  On 500 examples one accuracy near 50 % has SE ≈ 2.2 points, so
-    two models need ≈ 6.2 points between them.
+    Each accuracy p_i is measured on n = ``n_examples`` examples (x_i = p_i·n correct).  With the Agresti-Caffo
+    adjustment p̃_i = (x_i + 1) / (n + 2), pair (i, j) is informative when
+
+        |p̃_i − p̃_j| > z · √(p̃_i(1 − p̃_i)/(n + 2) + p̃_j(1 − p̃_j)/(n + 2)),
+
+    the two accuracies being treated as independent (z = 2 ≈ a 95 % two-sided test).  The adjustment keeps the
+    standard error honest near 0 % and 100 % (MSGS suites have models there), where the plain Wald error would call
+    4 errors vs 0 errors in 500 a real difference.  On 500 examples near 50 % two models need ≈ 6.3 points.
 
     Returns
     -------
@@ -221,11 +225,13 @@ def informative_pairs(true_accuracy: Sequence[float], n_examples: int, *, z: flo
     p = np.asarray(true_accuracy, dtype=float).reshape(-1)
     if p.size < 2 or not np.all((p >= 0) & (p <= 1)):
         raise InputValidationError(f"true_accuracy: expected ≥ 2 accuracies in [0, 1], got {p.tolist()}")
-    if int(n_examples) < 1:
+    n = int(n_examples)
+    if n < 1:
         raise InputValidationError(f"n_examples: expected ≥ 1, got {n_examples}")
-    var = p * (1 - p) / int(n_examples)
+    adj = (p * n + 1) / (n + 2)
+    var = adj * (1 - adj) / (n + 2)
     se = np.sqrt(var[:, None] + var[None, :])
-    mask = np.abs(p[:, None] - p[None, :]) > z * se
+    mask = np.abs(adj[:, None] - adj[None, :]) > z * se
     np.fill_diagonal(mask, False)
     return mask
 
