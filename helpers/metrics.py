@@ -52,6 +52,7 @@ __all__ = [
     "spearman_rho",
     "kendall_tau",
     "rankdata_average",
+    "roc_auc",
 ]
 
 
@@ -363,6 +364,27 @@ def _rank_average(a: np.ndarray) -> np.ndarray:
     ranks = np.empty(n, dtype=np.float64)
     ranks[order] = avg_rank[group_id]
     return ranks
+
+
+def roc_auc(*, scores, labels) -> float:
+    """Area under the ROC curve of ``scores`` for telling ``labels == 1`` from ``labels == 0``.
+
+    AUC = P(s⁺ > s⁻) + ½ · P(s⁺ = s⁻) over all (positive, negative) pairs, i.e. the Mann-Whitney statistic
+    U / (n⁺ n⁻) = (Σ_{i: y_i = 1} rank(s_i) − n⁺(n⁺ + 1)/2) / (n⁺ n⁻) with average ranks for ties.  0.5 is chance;
+    NaN when one class is absent.  (Paper 1 selects discriminator checkpoints by this on the dev set.)
+    """
+    s = check_vector(scores, "scores").astype(np.float64)
+    y = check_vector(labels, "labels")
+    if s.size != y.size:
+        raise InputValidationError(f"scores/labels: expected equal lengths, got {s.size} and {y.size}")
+    if not np.isin(y, (0, 1)).all():
+        raise InputValidationError("labels: expected 0/1 values")
+    y = y.astype(bool)
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    ranks = _rank_average(s)
+    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 def spearman_rho(x, y) -> float:

@@ -239,3 +239,21 @@ def test_r2_bad_inputs():
         m.r2_score(true=[0.5, 0.6], predicted=[0.1, np.nan])
     with pytest.raises(TypeError):
         m.r2_score([0.5, 0.6], [0.5, 0.6])
+
+
+# ------------------------------------------------------------------------------------------------------ ROC AUC
+
+
+def test_roc_auc_by_hand_and_against_sklearn():
+    # positives 0.35, 0.8; negatives 0.1, 0.4: pairs (0.35>0.1) (0.35<0.4) (0.8>0.1) (0.8>0.4) -> 3/4
+    assert m.roc_auc(scores=[0.1, 0.4, 0.35, 0.8], labels=[0, 0, 1, 1]) == pytest.approx(0.75)
+    assert m.roc_auc(scores=[1, 1, 1, 1], labels=[0, 1, 0, 1]) == pytest.approx(0.5)  # ties count half
+    s, y = RNG.normal(size=300).round(1), RNG.integers(0, 2, 300)  # rounding makes ties
+    assert m.roc_auc(scores=s, labels=y) == pytest.approx(skm.roc_auc_score(y, s))
+    assert math.isnan(m.roc_auc(scores=[0.1, 0.2], labels=[1, 1]))
+    with pytest.raises(InputValidationError):
+        m.roc_auc(scores=[0.1, 0.2], labels=[0, 2])
+    with pytest.raises(InputValidationError):
+        m.roc_auc(scores=[0.1, np.nan], labels=[0, 1])
+    with pytest.raises(InputValidationError):
+        m.roc_auc(scores=[0.1, 0.2, 0.3], labels=[0, 1])
