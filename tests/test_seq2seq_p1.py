@@ -394,6 +394,55 @@ def test_pipeline_resumes_without_retraining_or_redecoding(monkeypatch):
     assert again.sets["toy-OOD"].predictions == r.sets["toy-OOD"].predictions
 
 
+def _member_hashes() -> dict[str, str]:
+    import hashlib
+
+    from helpers.paths import cache_dir
+
+    return {
+        str(p.relative_to(cache_dir())): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted((cache_dir() / "checkpoints").glob("p1_disc_*/*"))
+    }
+
+
+def test_test_sets_do_not_reach_the_discriminators():
+    """Adding a test set (with long gold outputs) leaves the discriminator data and members byte-identical."""
+    base = Seq2SeqTask("toy", PAIRS, PAIRS[:6], {"toy-ID": PAIRS[:8]}, {"toy-ID": "ID"}, max_new_tokens=4,
+                       output_per_input=1.0)  # fmt: skip
+    long_gold = [("p q", "p q r s p q r s")] * 4  # a test label far longer than anything in training
+    more = Seq2SeqTask("toy", PAIRS, PAIRS[:6], {"toy-ID": PAIRS[:8], "toy-long": long_gold},
+                       {"toy-ID": "ID", "toy-long": "OOD"}, max_new_tokens=4, output_per_input=1.0)  # fmt: skip
+    cfg = PipelineConfig(
+        parser_config=tuple(TINY.items()), parser_steps=6, parser_batch_size=4, snapshot_every=2, n_snapshots=3,
+        n_mine=None, disc_kind="scratch", n_members=2, disc_epochs=1, disc_batch_size=8, disc_lr=1e-3,
+        beam_batch_size=16,
+    )  # fmt: skip
+    a = run_task(base, cfg, device="cpu", progress=False)
+    hashes = _member_hashes()
+    b = run_task(more, cfg, device="cpu", progress=False)
+    assert len(hashes) == 4 and _member_hashes() == hashes  # one ensemble (weights + statistics), same bytes
+    assert a.disc_train.items() == b.disc_train.items() and a.disc_dev.items() == b.disc_dev.items()
+    assert np.array_equal(a.sets["toy-ID"].votes, b.sets["toy-ID"].votes)
+    assert more.decode_budget([x for x, _ in long_gold]) == 4  # from the inputs (2 words × ratio 1 + 2), not gold
+
+
+def test_load_task_training_side_ignores_the_test_sets(monkeypatch):
+    """Train, dev and the decoding budget do not depend on the test sets (their size here)."""
+    from conftest import shared_data_dir
+
+    if shared_data_dir() is None:
+        pytest.skip("data not available")
+    monkeypatch.setenv("HELPERS_DATA", str(shared_data_dir()))
+    from helpers.experiments.p1_bounds.tasks import load_task
+
+    a = load_task("pos", n_train=100, n_dev=20, n_test=30, max_words=15)
+    b = load_task("pos", n_train=100, n_dev=20, n_test=60, max_words=15)
+    assert a.train == b.train and a.dev == b.dev and a.max_new_tokens == b.max_new_tokens
+    assert a.max_new_tokens == 2 + max(len(o.split()) for _, o in a.train + a.dev)
+    assert len(b.test_sets["POS-WSJ"]) == 60
+    assert a.output_per_input == pytest.approx(1.0)  # a tagger: one tag per word
+
+
 def test_finished_discriminators_are_restored_not_retrained(tmp_path, monkeypatch):
     ins = ["a b", "b a", "a a", "b b"] * 4
     outs = ["a b", "x", "a a", "y"] * 4
@@ -403,7 +452,7 @@ def test_finished_discriminators_are_restored_not_retrained(tmp_path, monkeypatc
         kind="scratch", n_members=2, vocab=v, epochs=2, batch_size=4, lr=1e-3, device="cpu", progress=False
     )
     first = train_discriminators(data, checkpoint_root=tmp_path, **kw)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["member0.pt", "member1.pt"]  # weights only are kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["member0.json", "member0.pt", "member1.json", "member1.pt"]
     from helpers.seq2seq import discriminators as disc_mod
 
     def no_fit(*_a, **_k):

@@ -13,6 +13,7 @@ Keys hash the data, the vocabulary and every parameter that changes the result.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -120,6 +121,12 @@ class TaskResult:
     disc_dev_votes: np.ndarray
     timings: dict[str, float] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
+    members: list[dict[str, Any]] = field(default_factory=list)  # per member: seed, attempts, dev AUC, vote rate
+
+    def member_rows(self) -> list[dict[str, Any]]:
+        """One row per discriminator: its seed, training attempts, dev AUC (of the Correct-minus-Incorrect logit,
+        the selection score), Correct-vote rate on the dev set and whether it passed the degenerate-member check."""
+        return [{"task": self.task, "member": k, **m} for k, m in enumerate(self.members)]
 
     def info_row(self) -> dict[str, Any]:
         """One overview row: parser size / resume / loss, discriminator data sizes and the discriminators' mean
@@ -226,7 +233,7 @@ def run_task(
     outs = _final_outputs(task, cfg, model, vocab, pkey, fitres.steps, decode_kw)
     timings["decode"] = time.perf_counter() - t2
     t3 = time.perf_counter()
-    votes_for = _vote_function(task, cfg, pkey, disc_sets, device=device, progress=progress)
+    votes_for, member_stats = _vote_function(task, cfg, pkey, disc_sets, device=device, progress=progress)
     render = _render(task.name)
     disc_dev_votes = votes_for(disc_sets["dev"].inputs, disc_sets["dev"].outputs)
     results = {}
@@ -258,7 +265,7 @@ def run_task(
     }
     dev = results.pop("dev")
     return TaskResult(
-        task.name, dev, results, disc_sets["train"], disc_sets["dev"], disc_dev_votes, timings, info
+        task.name, dev, results, disc_sets["train"], disc_sets["dev"], disc_dev_votes, timings, info, member_stats()
     )
 
 
@@ -334,17 +341,19 @@ def _final_outputs(task, cfg, model, vocab, pkey, final_step, decode_kw) -> dict
     """Top beam and its confidence of the final parser on the dev set and every test set (cached per set)."""
     outs = {}
     for name, pairs in (("dev", task.dev), *task.test_sets.items()):
+        # dev: the training-side budget; a test set: the budget its *inputs* imply (no gold output is read)
+        budget = task.max_new_tokens if name == "dev" else task.decode_budget([p[0] for p in pairs])
         fkey = {
             "parser": pkey,
             "step": final_step,
             "data": cache_key(pairs),
             "beams": cfg.num_beams,
-            "max_new": task.max_new_tokens,
+            "max_new": budget,
             "final": True,
         }
 
-        def compute(pairs=pairs):
-            r = beam_search(model, vocab, [p[0] for p in pairs], **decode_kw)
+        def compute(pairs=pairs, budget=budget):
+            r = beam_search(model, vocab, [p[0] for p in pairs], **{**decode_kw, "max_new_tokens": budget})
             return {"top": np.array(r.top, dtype=str), "confidence": r.confidence}
 
         outs[name] = cached_arrays("seq2seq_beams", fkey, compute)
@@ -361,9 +370,11 @@ def _vote_function(task, cfg, pkey, disc_sets, *, device, progress):
             "dev": cache_key(disc_sets["dev"].items()) if cfg.disc_select_on_dev else None,
             "cfg": {k: v for k, v in cfg.key().items() if k.startswith(("disc", "n_members"))},
             "seed": cfg.seed,
+            "recipe": "dev-AUC selection, degenerate members retrained",
         }
     )
     members: list = []
+    ckroot = cache_dir() / "checkpoints" / f"p1_disc_{task.name}_{dkey[:16]}"
 
     def get_members():
         if not members:
@@ -379,7 +390,7 @@ def _vote_function(task, cfg, pkey, disc_sets, *, device, progress):
                     epochs=cfg.disc_epochs,
                     batch_size=cfg.disc_batch_size,
                     lr=cfg.disc_lr,
-                    checkpoint_root=cache_dir() / "checkpoints" / f"p1_disc_{task.name}_{dkey[:16]}",
+                    checkpoint_root=ckroot,
                     model_kwargs={"freeze_layers": cfg.disc_freeze_layers} if cfg.disc_kind == "minilm" else None,
                     dev=disc_sets["dev"] if cfg.disc_select_on_dev else None,
                     evals_per_epoch=cfg.disc_evals_per_epoch,
@@ -397,4 +408,11 @@ def _vote_function(task, cfg, pkey, disc_sets, *, device, progress):
             lambda: {"votes": discriminator_votes(get_members(), inputs, outputs, device=device)},
         )["votes"]
 
-    return votes_for
+    def member_stats() -> list[dict]:
+        """Each member's statistics, from the trained members or from their files (votes may all be cached)."""
+        if members:
+            return [dict(getattr(m, "dev_stats", {})) for m, _ in members]
+        paths = [ckroot / f"member{k}.json" for k in range(cfg.n_members)]
+        return [json.loads(p.read_text()) if p.exists() else {} for p in paths]
+
+    return votes_for, member_stats

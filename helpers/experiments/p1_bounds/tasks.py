@@ -14,11 +14,19 @@ Each task is a seq2seq problem with string ``(input, output)`` pairs (whitespace
   Brown tags); second ID-like set = UD English-EWT test (its Penn XPOS tags mapped with the same en-ptb map; a
   different genre, web text, so it is a mild domain shift rather than strictly ID).
 
-Subsampling is seeded; every set is a list of ``(input, output)`` tuples.
+Subsampling is seeded; every set is a list of ``(input, output)`` tuples.  Training-side data (train, dev) and
+each test set draw from their own random streams (``[seed, 0]`` and ``[seed, 1, crc32(set name)]``), so adding or
+removing a test set never changes the training data.
+
+No test label reaches training: the decoding budget ``max_new_tokens`` (used when mining the discriminators'
+negatives and decoding dev) comes from the train and dev outputs only; a test set is decoded with
+:meth:`Seq2SeqTask.decode_budget`, which scales the training-side output/input length ratio by the test *inputs*.
 """
 
 from __future__ import annotations
 
+import math
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -44,7 +52,11 @@ class Seq2SeqTask:
     test_sets : dict of set name -> list of (input, output)
     shift : dict of set name -> "ID" or "OOD"
     max_new_tokens : int
-        Decoding budget that covers the longest gold output of any set.
+        Training-side decoding budget: 2 + the longest train / dev output (in tokens).  Test gold outputs never
+        enter it.
+    output_per_input : float or None
+        Largest output/input length ratio (tokens per input word) over train and dev; with it,
+        :meth:`decode_budget` lets a test set with longer inputs decode longer outputs.
     """
 
     name: str
@@ -54,6 +66,15 @@ class Seq2SeqTask:
     shift: dict[str, str]
     max_new_tokens: int
     info: dict = field(default_factory=dict)
+    output_per_input: float | None = None
+
+    def decode_budget(self, inputs: Sequence[str]) -> int:
+        """Decoding budget for a set with these inputs: ``max(max_new_tokens, 2 + ⌈r · longest input⌉)`` with r =
+        :attr:`output_per_input` (inputs only: no gold output is read)."""
+        if self.output_per_input is None or not inputs:
+            return self.max_new_tokens
+        longest = max(len(x.split()) for x in inputs)
+        return max(self.max_new_tokens, 2 + math.ceil(self.output_per_input * longest))
 
     def sizes(self) -> dict[str, int]:
         """Number of pairs in every part."""
@@ -89,10 +110,21 @@ def _sample(pairs: Sequence, n: int | None, rng: np.random.Generator) -> Pairs:
 
 
 def _budget(*sets: Pairs) -> int:
+    """2 + the longest output of the given (training-side) sets."""
     return 2 + max(len(o.split()) for s in sets for _, o in s)
 
 
-def _scan(n_train, n_dev, n_test, rng, max_words):
+def _length_ratio(*sets: Pairs) -> float:
+    """Largest output/input length ratio over the given (training-side) sets."""
+    return max(len(o.split()) / max(1, len(i.split())) for s in sets for i, o in s)
+
+
+def _test_rng(seed: int, name: str) -> np.random.Generator:
+    """The random stream of one test set: independent of the training data and of every other test set."""
+    return np.random.default_rng([seed, 1, zlib.crc32(name.encode())])
+
+
+def _scan(n_train, n_dev, n_test, rng, max_words, seed):
     from helpers.data import load_scan
 
     simple, length, jump = load_scan("simple"), load_scan("length"), load_scan("addprim_jump")
@@ -105,22 +137,22 @@ def _scan(n_train, n_dev, n_test, rng, max_words):
     train = [pool[i] for i in perm[n_dev or 0 :]]
     train = _sample(train, n_train, rng)
     tests = {
-        "SCAN-simple": _sample(id_test, n_test, rng),
-        "SCAN-length": _sample(length["test"], n_test, rng),
-        "SCAN-jump": _sample(jump["test"], n_test, rng),
+        "SCAN-simple": _sample(id_test, n_test, _test_rng(seed, "SCAN-simple")),
+        "SCAN-length": _sample(length["test"], n_test, _test_rng(seed, "SCAN-length")),
+        "SCAN-jump": _sample(jump["test"], n_test, _test_rng(seed, "SCAN-jump")),
     }
     shift = {"SCAN-simple": "ID", "SCAN-length": "OOD", "SCAN-jump": "OOD"}
     return train, dev, tests, shift
 
 
-def _cogs(n_train, n_dev, n_test, rng, max_words):
+def _cogs(n_train, n_dev, n_test, rng, max_words, seed):
     from helpers.data import load_cogs_gen_varfree, load_cogs_varfree, load_slog
 
     c = load_cogs_varfree()
     tests = {
-        "COGS-test": _sample(c["test"], n_test, rng),
-        "COGS-gen": _sample(load_cogs_gen_varfree(), n_test, rng),
-        "SLOG-gen": _sample(load_slog(lf="varfree"), n_test, rng),
+        "COGS-test": _sample(c["test"], n_test, _test_rng(seed, "COGS-test")),
+        "COGS-gen": _sample(load_cogs_gen_varfree(), n_test, _test_rng(seed, "COGS-gen")),
+        "SLOG-gen": _sample(load_slog(lf="varfree"), n_test, _test_rng(seed, "SLOG-gen")),
     }
     shift = {"COGS-test": "ID", "COGS-gen": "OOD", "SLOG-gen": "OOD"}
     return _sample(c["train"], n_train, rng), _sample(c["dev"], n_dev, rng), tests, shift
@@ -132,7 +164,7 @@ def _tagged(sents, max_words) -> Pairs:
     return [p for p in out if max_words is None or len(p[0].split()) <= max_words]
 
 
-def _pos(n_train, n_dev, n_test, rng, max_words):
+def _pos(n_train, n_dev, n_test, rng, max_words, seed):
     from helpers.data import load_brown, load_treebank, load_ud_ewt
     from helpers.data.pos import to_universal
 
@@ -144,9 +176,9 @@ def _pos(n_train, n_dev, n_test, rng, max_words):
     train_part = [wsj[i] for i in perm[2 * n_hold :]]
     ewt = _tagged(to_universal(load_ud_ewt(part="test", tag="xpos"), source="en-ptb"), max_words)
     tests = {
-        "POS-WSJ": _sample(test_part, n_test, rng),
-        "POS-Brown": _sample(_tagged(load_brown(tagset="universal"), max_words), n_test, rng),
-        "POS-EWT": _sample(ewt, n_test, rng),
+        "POS-WSJ": _sample(test_part, n_test, _test_rng(seed, "POS-WSJ")),
+        "POS-Brown": _sample(_tagged(load_brown(tagset="universal"), max_words), n_test, _test_rng(seed, "POS-Brown")),
+        "POS-EWT": _sample(ewt, n_test, _test_rng(seed, "POS-EWT")),
     }
     shift = {"POS-WSJ": "ID", "POS-Brown": "OOD", "POS-EWT": "ID"}
     return _sample(train_part, n_train, rng), _sample(dev_part, n_dev, rng), tests, shift
@@ -182,6 +214,8 @@ def load_task(
     for k, v in (("n_train", n_train), ("n_dev", n_dev), ("n_test", n_test)):
         if v is not None and int(v) < 1:
             raise InputValidationError(f"{k}: expected a positive size or None, got {v}")
-    rng = np.random.default_rng(seed)
-    train, dev, tests, shift = _LOADERS[name](n_train, n_dev, n_test, rng, max_words)
-    return Seq2SeqTask(name, train, dev, tests, shift, _budget(train, dev, *tests.values()))
+    rng = np.random.default_rng([seed, 0])  # training side only; test sets have their own streams
+    train, dev, tests, shift = _LOADERS[name](n_train, n_dev, n_test, rng, max_words, seed)
+    return Seq2SeqTask(
+        name, train, dev, tests, shift, _budget(train, dev), output_per_input=_length_ratio(train, dev)
+    )
