@@ -32,25 +32,71 @@ def _toy(n: int, seed: int) -> DiscriminatorData:
 
 
 def test_dev_selection_keeps_the_best_evaluated_weights(monkeypatch):
+    """Checkpoints are selected by dev AUC of the Correct-minus-Incorrect logit (paper 1, App. B.1)."""
     train, dev = _toy(64, 0), _toy(32, 1)
     v = WordVocab.build([*train.inputs, *train.outputs, *dev.inputs, *dev.outputs, "[SEP]"])
     seen = []
-    real = disc_mod.balanced_accuracy
+    real = disc_mod.roc_auc
 
-    def spy(votes, labels):
-        seen.append(real(votes, labels))
+    def spy(*, scores, labels):
+        seen.append(real(scores=scores, labels=labels))
         return seen[-1]
 
-    monkeypatch.setattr(disc_mod, "balanced_accuracy", spy)
+    monkeypatch.setattr(disc_mod, "roc_auc", spy)
     (model, collate), = train_discriminators(
         train, kind="scratch", n_members=1, vocab=v, epochs=6, batch_size=16, lr=3e-3, device="cpu",
-        progress=False, dev=dev, evals_per_epoch=2,
+        progress=False, dev=dev, evals_per_epoch=2, max_attempts=1,
     )
     assert len(seen) == 12  # 4 steps per epoch, evaluated every 2 steps, 6 epochs (the final one is not repeated)
     assert [s for _, s in model.dev_history] == pytest.approx(seen)
-    assert model.dev_best == pytest.approx(max(seen))
+    assert model.dev_best == pytest.approx(max(seen)) == pytest.approx(model.dev_stats["dev_auc"])
     votes = discriminator_votes([(model, collate)], dev.inputs, dev.outputs, device="cpu")[:, 0]
-    assert real(votes, dev.labels) == pytest.approx(max(seen))  # the restored weights are the best ones
+    assert model.dev_stats["dev_vote_rate"] == pytest.approx(votes.mean())  # the restored weights' votes
+
+
+def test_member_is_degenerate():
+    assert not disc_mod.member_is_degenerate(0.8, 0.5)
+    assert disc_mod.member_is_degenerate(0.6, 0.5)  # AUC must exceed 0.6
+    assert disc_mod.member_is_degenerate(0.9, 0.0)  # never votes Correct: pins the lower bound to 0
+    assert disc_mod.member_is_degenerate(0.9, 0.97)
+    assert not disc_mod.member_is_degenerate(0.9, 0.05) and not disc_mod.member_is_degenerate(0.61, 0.95)
+
+
+def test_degenerate_member_is_retrained_with_a_new_seed_and_its_stats_persist(tmp_path, monkeypatch):
+    train, dev = _toy(64, 0), _toy(32, 1)
+    v = WordVocab.build([*train.inputs, *train.outputs, *dev.inputs, *dev.outputs, "[SEP]"])
+    calls = []
+
+    def reject_first(auc, rate, **kw):
+        calls.append((auc, rate))
+        return len(calls) == 1  # the first attempt of member 0 is "degenerate"
+
+    monkeypatch.setattr(disc_mod, "member_is_degenerate", reject_first)
+    kw = dict(kind="scratch", n_members=2, vocab=v, epochs=2, batch_size=16, lr=3e-3, device="cpu",
+              progress=False, dev=dev, seed=7, checkpoint_root=tmp_path)  # fmt: skip
+    members = train_discriminators(train, **kw)
+    stats = [m.dev_stats for m, _ in members]
+    assert [s["seed"] for s in stats] == [1007, 8] and [s["attempts"] for s in stats] == [2, 1]
+    assert all(s["accepted"] for s in stats) and len(calls) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["member0.json", "member0.pt", "member1.json", "member1.pt"]
+
+    def no_fit(*_a, **_k):
+        raise AssertionError("a finished member was retrained")
+
+    monkeypatch.setattr(disc_mod, "fit", no_fit)
+    again = train_discriminators(train, **kw)
+    assert [m.dev_stats for m, _ in again] == stats
+
+
+def test_no_attempt_passes_keeps_the_best_auc_and_says_so(monkeypatch):
+    train, dev = _toy(64, 0), _toy(32, 1)
+    v = WordVocab.build([*train.inputs, *train.outputs, *dev.inputs, *dev.outputs, "[SEP]"])
+    monkeypatch.setattr(disc_mod, "member_is_degenerate", lambda auc, rate, **kw: True)
+    (model, _), = train_discriminators(train, kind="scratch", n_members=1, vocab=v, epochs=1, batch_size=16,
+                                       lr=3e-3, device="cpu", progress=False, dev=dev, max_attempts=3)  # fmt: skip
+    assert model.dev_stats["accepted"] is False and model.dev_stats["attempts"] == 3
+    with pytest.raises(InputValidationError):
+        train_discriminators(train, kind="scratch", vocab=v, dev=dev, max_attempts=0)
 
 
 def test_freeze_lower_layers_minilm():

@@ -11,6 +11,7 @@ of 5 discriminators with different random seeds" (Sec. 4.2); their votes on a te
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable, Sequence
@@ -22,6 +23,7 @@ import torch
 from torch import nn
 
 from helpers.errors import InputValidationError
+from helpers.metrics import roc_auc
 from helpers.seq2seq.negatives import DiscriminatorData
 from helpers.seq2seq.trunk import FrozenTrunk, ItemList, TrunkCollator, frozen_depth, top_logits
 from helpers.seq2seq.vocab import WordVocab
@@ -36,6 +38,7 @@ __all__ = [
     "DISCRIMINATOR_KINDS",
     "freeze_lower_layers",
     "balanced_accuracy",
+    "member_is_degenerate",
 ]
 
 DISCRIMINATOR_KINDS = ("minilm", "scratch")
@@ -187,6 +190,80 @@ def _frozen_names(model: nn.Module) -> set[str]:
     return {n for n, p in model.named_parameters() if not p.requires_grad}
 
 
+def _logit_margins(m: nn.Module, xs: ItemList, *, collate, forward, device) -> np.ndarray:
+    """Correct-minus-Incorrect logit of every dev item (the score whose AUC selects checkpoints)."""
+    logits = predict(m, xs, batch_size=64, collate_fn=collate, forward_fn=forward, device=device)
+    return logits[:, 1] - logits[:, 0]
+
+
+def member_is_degenerate(
+    dev_auc: float, vote_rate: float, *, min_auc: float = 0.6, vote_rate_range: tuple[float, float] = (0.05, 0.95)
+) -> bool:
+    """Whether a member is rejected: dev AUC ≤ ``min_auc`` (barely better than chance) or a Correct-vote rate on
+    its dev set outside ``vote_rate_range`` (a member that (almost) always votes one way pins a bound to 0 or 1)."""
+    lo, hi = vote_rate_range
+    return not (dev_auc > min_auc and lo <= vote_rate <= hi)
+
+
+def _fit_member(model, collate, trunk, items, dev, member_seed, ck, *, device, progress, fit_kw) -> dict:
+    """Train one member with dev selection by AUC (App. B.1); returns its selected dev AUC and vote rate."""
+    best: dict = {"score": -1.0, "state": None}
+    fwd = top_logits if trunk is not None else None
+    fit_collate = TrunkCollator() if trunk is not None else collate
+    use_dev = dev is not None and len(dev) > 0
+    train_items, dev_items = items, dev.items() if use_dev else None
+    if trunk is not None:  # the frozen part runs once per pair, shared by all members
+        train_items = ItemList(zip(trunk.states([x for x, _ in items]), [y for _, y in items]))
+        if use_dev:
+            dev_items = ItemList(zip(trunk.states([x for x, _ in dev_items]), [y for _, y in dev_items]))
+    dev_x = ItemList([x for x, _ in dev_items]) if use_dev else None
+    dev_y = np.array([y for _, y in dev_items]) if use_dev else None
+
+    def select(m: nn.Module, _dev_items: list) -> float:
+        score = roc_auc(scores=_logit_margins(m, dev_x, collate=fit_collate, forward=fwd, device=device), labels=dev_y)
+        if score > best["score"]:
+            best["score"] = score
+            best["state"] = {n: t.detach().cpu().clone() for n, t in m.state_dict().items()}
+        return score
+
+    steps_per_epoch = max(1, -(-len(items) // fit_kw["batch_size"]))
+    evals = max(1, int(fit_kw.pop("evals_per_epoch")))
+    res = fit(
+        model, train_items, forward_fn=fwd, eval_data=dev_items, eval_fn=select if use_dev else None,
+        eval_every=max(1, steps_per_epoch // evals) if use_dev else None, optimizer="adamw", collate_fn=fit_collate,
+        seed=member_seed, device=device, checkpoint_dir=ck, checkpoint_every=None, keep_checkpoints=1,
+        progress=progress, **fit_kw,
+    )  # fmt: skip
+    if not use_dev:
+        return {"dev_auc": float("nan"), "dev_vote_rate": float("nan")}
+    if best["state"] is not None:
+        model.load_state_dict(best["state"])
+    model.dev_history = [(int(e["step"]), float(e["value"])) for e in res.evals]
+    margins = _logit_margins(model, dev_x, collate=fit_collate, forward=fwd, device=device)
+    return {"dev_auc": float(best["score"]), "dev_vote_rate": float((margins > 0).mean())}
+
+
+def _restore_member(model: nn.Module, done: Path) -> dict:
+    saved = torch.load(done, map_location="cpu", weights_only=True)
+    missing, unexpected = model.load_state_dict(saved, strict=False)
+    frozen = _frozen_names(model)
+    if unexpected or set(missing) - frozen:  # only the frozen (pretrained) weights may be left out
+        raise InputValidationError(
+            f"{done}: weights do not match the discriminator (missing {sorted(set(missing) - frozen)[:3]}, "
+            f"unexpected {unexpected[:3]}); delete the file to retrain"
+        )
+    meta = done.with_suffix(".json")
+    return json.loads(meta.read_text()) if meta.exists() else {}
+
+
+def _save_member(model: nn.Module, done: Path, stats: dict) -> None:
+    frozen = _frozen_names(model)  # frozen pretrained weights are not stored (they are rebuilt identically)
+    tmp = done.with_suffix(f".tmp{os.getpid()}")
+    torch.save({n: t.detach().cpu() for n, t in model.state_dict().items() if n not in frozen}, tmp)
+    done.with_suffix(".json").write_text(json.dumps(stats, indent=1))
+    os.replace(tmp, done)
+
+
 def train_discriminators(
     data: DiscriminatorData,
     *,
@@ -206,25 +283,31 @@ def train_discriminators(
     model_kwargs: dict | None = None,
     dev: DiscriminatorData | None = None,
     evals_per_epoch: int = 2,
+    max_attempts: int = 3,
+    min_dev_auc: float = 0.6,
+    vote_rate_range: tuple[float, float] = (0.05, 0.95),
 ) -> list[tuple[nn.Module, Callable]]:
     """Train an ensemble of ``n_members`` discriminators differing only in their seed (paper 1, Sec. 4.2).
 
-    Member ``k`` uses seed ``seed + k`` for its initialisation and data order.  With ``checkpoint_root`` each
-    member checkpoints into ``checkpoint_root/member{k}`` (resumable) and, once finished, keeps only its weights in
-    ``checkpoint_root/member{k}.pt``, from which it is restored, not retrained.
+    Member ``k``'s attempt ``a`` uses seed ``seed + k + 1000·a`` for its initialisation and data order.  With
+    ``checkpoint_root`` each attempt checkpoints into ``checkpoint_root/member{k}`` (``..._a{a}`` for retries) and
+    a finished member keeps only its weights in ``member{k}.pt`` and its statistics in ``member{k}.json``, from
+    which it is restored, not retrained.
 
-    With a discriminator dev set ``dev`` (built like the training set from dev data, App. B.1), each member is
-    evaluated ``evals_per_epoch`` times per epoch and at the end, and the weights with the best dev
-    :func:`balanced_accuracy` are kept (dev-based checkpoint selection; first best wins ties).  A member resumed
-    mid-training selects among the evaluations after the resume only.  The dev scores of every member end up in
-    ``model.dev_history`` (list of ``(step, balanced accuracy)``) and ``model.dev_best``.
+    With a discriminator dev set ``dev`` (built like the training set from dev data, App. B.1), each attempt is
+    evaluated ``evals_per_epoch`` times per epoch and at the end, and the weights with the best dev AUC of the
+    Correct-minus-Incorrect logit are kept (the paper selects checkpoints by dev AUC; first best wins ties).  A
+    member whose selected weights are degenerate (:func:`member_is_degenerate`: dev AUC ≤ ``min_dev_auc`` or a
+    Correct-vote rate outside ``vote_rate_range``) is retrained with the next seed, up to ``max_attempts``
+    attempts; if none passes, the attempt with the best dev AUC is kept and marked ``accepted = False``.
+    ``model.dev_stats`` holds ``seed, attempts, dev_auc, dev_vote_rate, accepted`` of every member.
 
     Returns
     -------
     list of (model, collate_fn)
     """
-    if n_members < 1:
-        raise InputValidationError(f"n_members: expected >= 1, got {n_members}")
+    if n_members < 1 or max_attempts < 1:
+        raise InputValidationError(f"n_members, max_attempts: expected >= 1, got {n_members}, {max_attempts}")
     if len(data) == 0 or data.n_positive == 0 or data.n_negative == 0:
         raise InputValidationError(
             f"data: expected positives and negatives, got {data.n_positive} positive and {data.n_negative} negative"
@@ -232,79 +315,41 @@ def train_discriminators(
     items = data.items()
     members = []
     trunk: FrozenTrunk | None = None
+    fit_kw = dict(epochs=epochs, max_steps=max_steps, batch_size=batch_size, lr=lr, weight_decay=weight_decay)
     for k in range(n_members):
-        model, collate = make_discriminator(
-            kind, vocab=vocab, seed=seed + k, max_length=max_length, **(model_kwargs or {})
-        )
-        if frozen_depth(model):
-            trunk = trunk or FrozenTrunk(model, collate)
-            model.trunk = trunk
         done = Path(checkpoint_root) / f"member{k}.pt" if checkpoint_root is not None else None
-        if done is not None and done.exists():  # finished member: weights only, no optimizer state
-            saved = torch.load(done, map_location="cpu", weights_only=True)
-            missing, unexpected = model.load_state_dict(saved, strict=False)
-            frozen = _frozen_names(model)
-            if unexpected or set(missing) - frozen:  # only the frozen (pretrained) weights may be left out
-                raise InputValidationError(
-                    f"{done}: weights do not match the discriminator (missing {sorted(set(missing) - frozen)[:3]}, "
-                    f"unexpected {unexpected[:3]}); delete the file to retrain"
-                )
-            members.append((model.eval(), collate))
-            continue
-        ck = Path(checkpoint_root) / f"member{k}" if checkpoint_root is not None else None
-        best: dict = {"score": -1.0, "state": None, "history": []}
-
-        fwd = top_logits if trunk is not None else None
-        fit_collate = TrunkCollator() if trunk is not None else collate
-
-        def select(m: nn.Module, dev_items: list, best: dict = best, fwd=fwd, fc=fit_collate) -> float:
-            xs = ItemList([x for x, _ in dev_items])
-            logits = predict(m, xs, batch_size=64, collate_fn=fc, forward_fn=fwd, device=device)
-            score = balanced_accuracy(logits.argmax(axis=1), np.array([y for _, y in dev_items]))
-            best["history"].append(score)
-            if score > best["score"]:
-                best["score"] = score
-                best["state"] = {n: t.detach().cpu().clone() for n, t in m.state_dict().items()}
-            return score
-
-        use_dev = dev is not None and len(dev) > 0
-        steps_per_epoch = max(1, -(-len(items) // batch_size))
-        train_items, dev_items = items, dev.items() if use_dev else None
-        if trunk is not None:  # the frozen part runs once per pair, shared by all members
-            train_items = ItemList(zip(trunk.states([x for x, _ in items]), [y for _, y in items]))
-            if use_dev:
-                dev_items = ItemList(zip(trunk.states([x for x, _ in dev_items]), [y for _, y in dev_items]))
-        res = fit(
-            model,
-            train_items,
-            forward_fn=fwd,
-            eval_data=dev_items,
-            eval_fn=select if use_dev else None,
-            eval_every=max(1, steps_per_epoch // max(1, int(evals_per_epoch))) if use_dev else None,
-            epochs=epochs,
-            max_steps=max_steps,
-            batch_size=batch_size,
-            lr=lr,
-            optimizer="adamw",
-            weight_decay=weight_decay,
-            collate_fn=fit_collate,
-            seed=seed + k,
-            device=device,
-            checkpoint_dir=ck,
-            checkpoint_every=None,
-            keep_checkpoints=1,
-            progress=progress,
-        )
-        if use_dev and best["state"] is not None:
-            model.load_state_dict(best["state"])
-            model.dev_history = [(int(e["step"]), float(e["value"])) for e in res.evals]
-            model.dev_best = float(best["score"])
-        if done is not None:
-            tmp = done.with_suffix(f".tmp{os.getpid()}")
-            frozen = _frozen_names(model)  # frozen pretrained weights are not stored (they are rebuilt identically)
-            torch.save({n: t.detach().cpu() for n, t in model.state_dict().items() if n not in frozen}, tmp)
-            os.replace(tmp, done)
-            shutil.rmtree(ck, ignore_errors=True)  # the full checkpoint (with Adam state) is no longer needed
+        tried = []
+        for attempt in range(max_attempts if dev is not None and len(dev) else 1):
+            member_seed = seed + k + 1000 * attempt
+            model, collate = make_discriminator(
+                kind, vocab=vocab, seed=member_seed, max_length=max_length, **(model_kwargs or {})
+            )
+            if frozen_depth(model):
+                trunk = trunk or FrozenTrunk(model, collate)
+                model.trunk = trunk
+            if done is not None and done.exists():  # finished member: weights and statistics only
+                model.dev_stats = _restore_member(model, done)
+                tried = [(model, collate, model.dev_stats)]
+                break
+            ck = None if checkpoint_root is None else Path(checkpoint_root) / (
+                f"member{k}" if attempt == 0 else f"member{k}_a{attempt}")  # fmt: skip
+            stats = _fit_member(model, collate, trunk, items, dev, member_seed, ck, device=device,
+                                progress=progress, fit_kw={**fit_kw, "evals_per_epoch": evals_per_epoch})  # fmt: skip
+            stats = {"seed": member_seed, "attempts": attempt + 1, **stats}
+            stats["accepted"] = not member_is_degenerate(
+                stats["dev_auc"], stats["dev_vote_rate"], min_auc=min_dev_auc, vote_rate_range=vote_rate_range
+            ) if dev is not None and len(dev) else True  # fmt: skip
+            tried.append((model, collate, stats))
+            if stats["accepted"]:
+                break
+        model, collate, stats = max(tried, key=lambda t: (t[2].get("accepted", True), t[2].get("dev_auc", 0.0)))
+        stats = {**stats, "attempts": max(t[2].get("attempts", 1) for t in tried)}
+        model.dev_stats = stats
+        model.dev_best = stats.get("dev_auc", float("nan"))
+        if done is not None and not done.exists():
+            _save_member(model, done, stats)
+            for a in range(max_attempts):  # the full checkpoints (with Adam state) are no longer needed
+                shutil.rmtree(Path(checkpoint_root) / (f"member{k}" if a == 0 else f"member{k}_a{a}"), ignore_errors=True)
         members.append((model.eval(), collate))
     return members
 
