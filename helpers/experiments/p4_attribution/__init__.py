@@ -7,38 +7,9 @@
   (and, for the window factor, signed vs |a|) is chosen on an independent suite and applied unchanged.
 """
 
-from helpers.experiments.p4_attribution.directions import READINGS, factor_readings, held_out_directions
-from helpers.experiments.p4_attribution.suites import (
-    ARCHITECTURES,
-    SettingResult,
-    accuracy_table,
-    build_model,
-    factor_variants,
-    model_tokenizer,
-    pair_vocab,
-    predict_probs,
-    run_setting,
-    suite_spread,
-    train_classifier,
-    train_suite,
-    window_ablation,
-)
+from helpers.experiments.p4_attribution import directions, suites
+from helpers.experiments.p4_attribution.directions import *  # noqa: F403
+from helpers.experiments.p4_attribution.suites import *  # noqa: F403
 
-__all__ = [
-    "ARCHITECTURES",
-    "pair_vocab",
-    "build_model",
-    "train_classifier",
-    "predict_probs",
-    "SettingResult",
-    "run_setting",
-    "suite_spread",
-    "train_suite",
-    "model_tokenizer",
-    "accuracy_table",
-    "window_ablation",
-    "factor_variants",
-    "READINGS",
-    "factor_readings",
-    "held_out_directions",
-]
+#: the public names of the two modules (their own ``__all__``), re-exported here
+__all__ = [*suites.__all__, *directions.__all__]
