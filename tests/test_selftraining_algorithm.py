@@ -7,7 +7,6 @@ import pytest
 import torch
 from torch import nn
 
-import helpers.selftraining.algorithm as alg
 import helpers.selftraining.ensembles as ens
 from helpers.errors import InputValidationError
 from helpers.models.dann import DANN, IGNORE_LABEL
@@ -124,15 +123,20 @@ def test_dann_training_set_columns():
 
 
 def _record_initial_states(monkeypatch):
+    """Record the state every model has when a round of T_RI / T_RM starts training it."""
     seen = []
-    real_fit = alg.fit
+    real_members, real_dann = ens.train_members, ens.train_dann_paired
 
-    def spy(model, train, **kw):
+    def spy_members(models, *args, **kw):
+        seen.extend({k: v.detach().clone() for k, v in m.state_dict().items()} for m in models)
+        return real_members(models, *args, **kw)
+
+    def spy_dann(model, *args, **kw):
         seen.append({k: v.detach().clone() for k, v in model.state_dict().items()})
-        return real_fit(model, train, **kw)
+        return real_dann(model, *args, **kw)
 
-    monkeypatch.setattr(alg, "fit", spy)  # pre-training (train_supervised / train_dann)
-    monkeypatch.setattr(ens, "fit", spy)  # the rounds of T_RI / T_RM
+    monkeypatch.setattr(ens, "train_members", spy_members)
+    monkeypatch.setattr(ens, "train_dann_paired", spy_dann)
     return seen
 
 

@@ -5,6 +5,8 @@
 * :mod:`~helpers.selftraining.ensembles`: T_RI (:class:`RandomInitEnsemble`) and T_RM
   (:class:`RepresentationMatchingEnsemble`).
 * :mod:`~helpers.selftraining.baselines`: Ens Avg Conf, MSP / Trust Score threshold detectors, Proxy Risk.
+* :mod:`~helpers.selftraining.adversarial`: the DANN, T_RM and Proxy Risk loops (one source and one target
+  batch per step).
 * :mod:`~helpers.selftraining.trust_score`: Trust Score (Jiang et al. 2018).
 * :mod:`~helpers.selftraining.conditions`: the success conditions ν̃, γ̃, σ²_L (Table 3).
 """
@@ -17,6 +19,7 @@ from helpers.selftraining.algorithm import (
     majority_vote,
     self_training,
     train_dann,
+    train_pool,
     train_supervised,
     weighted_training_set,
 )
@@ -25,7 +28,6 @@ from helpers.selftraining.baselines import (
     ProxyRisk,
     ThresholdErrorDetector,
     ensemble_average_confidence,
-    proxy_risk_objective,
 )
 from helpers.selftraining.conditions import pairwise_disagreement, round_conditions, success_conditions
 from helpers.selftraining.ensembles import RandomInitEnsemble, RepresentationMatchingEnsemble
@@ -41,13 +43,13 @@ __all__ = [
     "majority_vote",
     "self_training",
     "train_dann",
+    "train_pool",
     "train_supervised",
     "weighted_training_set",
     "EnsembleAverageConfidence",
     "ProxyRisk",
     "ThresholdErrorDetector",
     "ensemble_average_confidence",
-    "proxy_risk_objective",
     "pairwise_disagreement",
     "round_conditions",
     "success_conditions",

@@ -13,12 +13,16 @@ E_D[ℓ] + γ·E_R[ℓ] (eq. 3), implemented with per-sample weights 1 (D) and �
 
 T_RM (Algorithm 3): a DANN h_0 pre-trained on D and U_X; every round it is re-loaded and fine-tuned for N epochs
 with eq. 4 (class loss on D, γ-weighted class loss on R, DANN domain loss on D and U_X with α = α_max, no domain
-loss on the pseudo-labelled copies) and the N end-of-epoch snapshots form the ensemble.
+loss on the pseudo-labelled copies; one D ∪ R batch and one U_X batch per step, as in the authors' code,
+:mod:`helpers.selftraining.adversarial`) and the N end-of-epoch snapshots form the ensemble.
+
+Training runs on the fast in-memory loops of :mod:`helpers.training.members` (the T_RI members and every pool of
+independent members vectorised over members) and :mod:`helpers.selftraining.adversarial`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,8 +33,10 @@ from torch import nn
 
 from helpers.errors import InputValidationError
 from helpers.estimators.base import Estimate
-from helpers.models.dann import IGNORE_LABEL, DANNLoss
-from helpers.training import fit, predict
+from helpers.models.dann import IGNORE_LABEL
+from helpers.selftraining.adversarial import train_dann_paired
+from helpers.training import predict
+from helpers.training.members import train_members
 
 __all__ = [
     "majority_vote",
@@ -40,6 +46,7 @@ __all__ = [
     "self_training",
     "weighted_training_set",
     "dann_training_set",
+    "train_pool",
     "train_supervised",
     "train_dann",
 ]
@@ -291,17 +298,8 @@ def dann_training_set(
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# training helpers (seeded, checkpointed)
+# training helpers (seeded, checkpointed): the fast loops of helpers.training.members and .adversarial
 # ----------------------------------------------------------------------------------------------------------------
-def _drop_last(n: int, batch_size: int) -> bool:
-    """Drop a final batch of one example (batch normalisation cannot train on it)."""
-    return n % batch_size == 1
-
-
-def _steps_per_epoch(n: int, batch_size: int) -> int:
-    return n // batch_size if _drop_last(n, batch_size) else -(-n // batch_size)
-
-
 def _build(model_factory: Callable[[], nn.Module], seed: int) -> nn.Module:
     torch.manual_seed(int(seed))  # the initialisation depends on the seed only
     return model_factory()
@@ -309,6 +307,40 @@ def _build(model_factory: Callable[[], nn.Module], seed: int) -> nn.Module:
 
 def _cpu_state(model: nn.Module) -> dict[str, torch.Tensor]:
     return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
+def train_pool(
+    model_factory: Callable[[], nn.Module],
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    seeds: Sequence[int],
+    epochs: int,
+    batch_size: int = 64,
+    lr: float = 1e-3,
+    checkpoint_dir: str | Path | None = None,
+    vectorise: bool | str = "auto",
+    progress: bool = False,
+) -> list[nn.Module]:
+    """Members built as ``model_factory()`` under ``seeds[i]`` (initialisation) and trained on (x, y) with
+    cross-entropy and Adam, shuffling with ``seeds[i]``, all at once (:func:`helpers.training.members.train_members`).
+
+    With ``checkpoint_dir`` training resumes from ``checkpoint_dir / "members.pt"`` (saved every minute), and a
+    finished pool is re-loaded instead of retrained.
+    """
+    models = [_build(model_factory, s) for s in seeds]
+    return train_members(
+        models,
+        x,
+        np.asarray(y, np.int64),
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        seeds=list(seeds),
+        vectorise=vectorise,
+        checkpoint=Path(checkpoint_dir) / "members.pt" if checkpoint_dir is not None else None,
+        progress=progress,
+    )
 
 
 def train_supervised(
@@ -323,23 +355,19 @@ def train_supervised(
     checkpoint_dir: str | Path | None = None,
     progress: bool = False,
 ) -> nn.Module:
-    """Build ``model_factory()`` under ``seed`` and train it on (x, y) with cross-entropy and Adam.
-
-    With ``checkpoint_dir`` a finished run is re-loaded instead of retrained (:func:`helpers.training.fit`).
-    """
-    model = _build(model_factory, seed)
-    fit(
-        model,
-        (x, np.asarray(y, np.int64)),
+    """One member of :func:`train_pool`: built under ``seed`` and trained on (x, y)."""
+    return train_pool(
+        model_factory,
+        x,
+        y,
+        seeds=[seed],
         epochs=epochs,
         batch_size=batch_size,
-        drop_last=_drop_last(len(x), batch_size),
         lr=lr,
-        seed=seed,
         checkpoint_dir=checkpoint_dir,
+        vectorise=False,
         progress=progress,
-    )
-    return model.eval()
+    )[0]
 
 
 def train_dann(
@@ -355,21 +383,42 @@ def train_dann(
     checkpoint_dir: str | Path | None = None,
     progress: bool = False,
 ) -> nn.Module:
-    """DANN training on labelled D and unlabelled U_X with α(p) = (2/(1+e^{−10p}) − 1)·α_max (appendix C.1.4)."""
+    """DANN training on labelled D and unlabelled U_X, one D batch and one U_X batch per step, min(|D|, |U_X|)/B
+    steps per epoch, α(p) = (2/(1+e^{−10p}) − 1)·α_max (appendix C.1.4; the authors' ``train_dann.py``).
+
+    With ``checkpoint_dir`` the trained weights are stored in ``checkpoint_dir / "dann.pt"`` and re-loaded.
+    """
     model = _build(model_factory, seed)
-    data = dann_training_set(x_source, y_source, x_target)
-    fit(
+    config = {
+        "n_s": len(y_source),
+        "n_t": len(x_target),
+        "epochs": int(epochs),
+        "batch_size": int(batch_size),
+        "lr": float(lr),
+        "seed": int(seed),
+    }
+    path = Path(checkpoint_dir) / "dann.pt" if checkpoint_dir is not None else None
+    if path is not None and path.exists():
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+        if saved.get("config") == config:
+            model.load_state_dict(saved["state"])
+            return model.eval()
+    train_dann_paired(
         model,
-        data,
+        x_source,
+        y_source,
+        x_target,
         epochs=epochs,
         batch_size=batch_size,
-        drop_last=_drop_last(len(data[0]), batch_size),
         lr=lr,
         seed=seed,
-        compute_loss=DANNLoss(schedule=True),
-        checkpoint_dir=checkpoint_dir,
-        progress=progress,
+        schedule=True,
+        steps="min",
     )
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save({"state": _cpu_state(model), "config": config}, path.with_suffix(".tmp"))
+        path.with_suffix(".tmp").replace(path)
     return model.eval()
 
 

@@ -9,7 +9,8 @@
   below it equals f's held-out error; in the authors' code the threshold is the held-out score at sorted index
   int((1 − source accuracy)·n) (:class:`ThresholdErrorDetector`).
 * Proxy Risk (Chuang, Torralba & Jegelka 2020): a DANN check model h, fine-tuned to maximise its disagreement
-  with f on U_X while the domain-invariant-representation loss stays below ε (:class:`ProxyRisk`).
+  with f on U_X under a λ-weighted DANN loss, keeping the epoch of largest disagreement whose domain-invariant-
+  representation loss stays below ε (:class:`ProxyRisk`).
 """
 
 from __future__ import annotations
@@ -19,28 +20,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import torch
 from torch import nn
-from torch.nn import functional as F
 
 from helpers.errors import InputValidationError
 from helpers.estimators.base import BaseEstimator, Estimate
-from helpers.models.dann import IGNORE_LABEL
-from helpers.selftraining.algorithm import (
-    _cpu_state,
-    _drop_last,
-    _steps_per_epoch,
-    dann_training_set,
-    train_dann,
-)
-from helpers.training import fit, predict
+from helpers.selftraining.adversarial import proxy_risk_finetune
+from helpers.selftraining.algorithm import _cpu_state, train_dann
 
 __all__ = [
     "ensemble_average_confidence",
     "EnsembleAverageConfidence",
     "ThresholdErrorDetector",
     "ProxyRisk",
-    "proxy_risk_objective",
 ]
 
 
@@ -121,46 +112,25 @@ class ThresholdErrorDetector(BaseEstimator):
         )
 
 
-def proxy_risk_objective(
-    model: nn.Module, batch, *, f_index: int = 5, lam: float, alpha: float, epsilon: float
-) -> torch.Tensor:
-    """−mean_{x∈U} ‖softmax h(x) − softmax f(x)‖₂ + λ·max(0, L_src(h) + α·L_dom(h) − ε) on one batch.
-
-    ``batch`` = (x, y, w, domain, domain_weight, p_f) in the DANN 5-column convention plus f's probabilities;
-    L_src is the source cross-entropy and L_dom the domain-classifier cross-entropy through the GRL (so the
-    discriminator keeps discriminating and the encoder keeps matching, Chuang et al. 2020).
-    """
-    x, y, _, domain, _ = batch[:5]
-    p_f = batch[f_index]
-    class_logits, domain_logits = model.forward_all(x)
-    labelled = y != IGNORE_LABEL
-    src = F.cross_entropy(class_logits[labelled], y[labelled]) if labelled.any() else class_logits.sum() * 0
-    dom = F.cross_entropy(domain_logits, domain.long())
-    tgt = domain == 1
-    dis = (
-        (F.softmax(class_logits[tgt], dim=1) - p_f[tgt]).norm(dim=1).mean()
-        if tgt.any()
-        else class_logits.sum() * 0
-    )
-    return -dis + lam * F.relu(src + alpha * dom - epsilon)
-
-
 class ProxyRisk(BaseEstimator):
     """Proxy Risk (Chuang et al. 2020) as run in paper 3 (appendix C.1.6; U_X doubles as target training set).
 
     A DANN check model h' is pre-trained on D and U_X (or given), then fine-tuned for ``epochs`` epochs with Adam
-    to maximise mean ‖softmax f − softmax h‖₂ on U_X under L_src + α·L_dom ≤ ε = ``eps_factor``·ε₀ (ε₀: the value
-    for h' before fine-tuning), through the penalty λ·max(0, ·).  After each epoch the full-data disagreement and
-    constraint are measured; the kept check model is the epoch with the largest disagreement among those meeting
-    the constraint (h' itself if none does).  Estimate: accuracy = agreement rate of h and f; errors: h ≠ f.
+    on ``−mean_U ‖softmax h − softmax f‖₂ + λ·(CE_class(D) + CE_dom(D) + CE_dom(U_X))`` with the GRL at α (the
+    authors' ``proxy_risk_train``: the DANN loss is always on, a Lagrangian relaxation of the constraint).  After
+    each epoch the constraint ``err_src(h) + α·(CE_dom(D^test) + CE_dom(U_X)) ≤ ε = eps_factor·ε₀`` is measured with
+    the 0-1 source error on the held-out source set D^test (ε₀: its value for h'); the kept check model is the epoch
+    with the largest disagreement rate with f among those meeting it (h' if none does).  Estimate: accuracy =
+    agreement rate of h and f; errors: h ≠ f.  See :func:`helpers.selftraining.adversarial.proxy_risk_finetune`.
 
     Parameters
     ----------
     model_factory : callable() -> DANN
     initial_model : nn.Module, optional
-        A pre-trained DANN check model h' (e.g. the h_0 of T_RM); otherwise trained in ``fit``.
+        A pre-trained DANN check model h' (e.g. the h_0 of T_RM); otherwise trained in ``estimate``.
     pretrain_epochs, epochs, lr, lam, alpha, eps_factor, batch_size, seed, checkpoint_dir :
-        Paper 3: λ = 50, T₂ = 20 epochs, α = 0.1, ε = 1.1·ε₀, Adam lr 1e-3 (Amazon, digits).
+        Paper 3: λ = 50, T₂ = 20 epochs, α = 0.1, ε = 1.1·ε₀ (digits, CIFAR10-C; the paper gives no Amazon
+        values, so these), Adam lr 1e-3 (Amazon and digits).
     """
 
     name = "proxy_risk"
@@ -186,35 +156,32 @@ class ProxyRisk(BaseEstimator):
         self.lam, self.alpha, self.eps_factor = lam, alpha, eps_factor
         self.batch_size, self.seed, self.checkpoint_dir = batch_size, seed, checkpoint_dir
 
-    def fit(self, *, x: np.ndarray, y: np.ndarray) -> ProxyRisk:
-        """Store the labelled source set D."""
+    def fit(
+        self,
+        *,
+        x: np.ndarray,
+        y: np.ndarray,
+        x_heldout: np.ndarray | None = None,
+        y_heldout: np.ndarray | None = None,
+    ) -> ProxyRisk:
+        """Store the labelled source set D and the held-out source set D^test of the constraint (default: D)."""
         y = np.asarray(y, dtype=np.int64)
         if len(x) != len(y) or len(y) == 0:
             raise InputValidationError(
                 f"x and y: expected equal non-empty lengths, got {len(x)} and {len(y)}"
             )
+        if (x_heldout is None) != (y_heldout is None):
+            raise InputValidationError("x_heldout and y_heldout: give both or neither")
+        if x_heldout is None:
+            x_heldout, y_heldout = x, y
+        if len(x_heldout) != len(y_heldout) or len(y_heldout) == 0:
+            raise InputValidationError(
+                f"x_heldout and y_heldout: expected equal non-empty lengths, got {len(x_heldout)} and "
+                f"{len(y_heldout)}"
+            )
         self.x_source_, self.y_source_ = x, y
+        self.x_heldout_, self.y_heldout_ = x_heldout, np.asarray(y_heldout, dtype=np.int64)
         return self
-
-    def _constraint_and_agreement(self, model, data, f_pred) -> tuple[float, float]:
-        x, y, _, dom, _ = data
-        model.eval()
-        with torch.inference_mode():
-            dev = next(model.parameters()).device
-            logits, dlogits = [], []
-            for s in range(0, len(x), 1024):
-                c, d = model.forward_all(torch.as_tensor(x[s : s + 1024]).to(dev))
-                logits.append(c.cpu())
-                dlogits.append(d.cpu())
-            logits, dlogits = torch.cat(logits), torch.cat(dlogits)
-        yt = torch.as_tensor(y)
-        lab = yt != IGNORE_LABEL
-        src = float(F.cross_entropy(logits[lab], yt[lab]))
-        d = float(F.cross_entropy(dlogits, torch.as_tensor(dom)))
-        tgt = torch.as_tensor(dom == 1) & ~lab
-        agree = float((logits[tgt].argmax(1).numpy() == f_pred).mean())
-        model.train()
-        return src + self.alpha * d, agree
 
     def estimate(self, *, x: np.ndarray, probs: np.ndarray) -> Estimate:
         """Train the check model against f's probabilities ``probs`` on U_X = ``x``; sets ``errors_``."""
@@ -222,7 +189,6 @@ class ProxyRisk(BaseEstimator):
         pf = np.asarray(probs, dtype=np.float32)
         if pf.ndim != 2 or len(pf) != len(x):
             raise InputValidationError(f"probs: expected shape ({len(x)}, K), got {pf.shape}")
-        f_pred = pf.argmax(1)
         if self.initial_model is None:
             ck = Path(self.checkpoint_dir) / "h0" if self.checkpoint_dir else None
             h0 = train_dann(
@@ -239,47 +205,29 @@ class ProxyRisk(BaseEstimator):
             h0 = self.initial_model
         model = self.model_factory()
         model.load_state_dict(copy.deepcopy(_cpu_state(h0)))
-        model.grl.alpha = model.alpha_max
-        data = dann_training_set(self.x_source_, self.y_source_, x)
-        eps0, agree0 = self._constraint_and_agreement(model, data, f_pred)
-        eps = self.eps_factor * eps0
-        p_rows = np.concatenate([np.zeros((len(self.x_source_), pf.shape[1]), np.float32), pf])
-        best = {"agreement": agree0, "epoch": 0, "state": _cpu_state(model), "constraint": eps0}
-        steps_per_epoch = _steps_per_epoch(len(data[0]), self.batch_size)
-        history = []
-
-        def at_epoch_end(info) -> None:
-            if info.batch_in_epoch != steps_per_epoch:
-                return
-            c, a = self._constraint_and_agreement(info.model, data, f_pred)
-            history.append({"epoch": info.epoch + 1, "constraint": c, "agreement": a})
-            if c <= eps and a < best["agreement"]:
-                best.update(agreement=a, epoch=info.epoch + 1, state=_cpu_state(info.model), constraint=c)
-
-        def loss(m, batch, progress):
-            m.grl.alpha = m.alpha_max
-            return proxy_risk_objective(m, batch, lam=self.lam, alpha=self.alpha, epsilon=eps)
-
-        fit(
+        out = proxy_risk_finetune(
             model,
-            (*data, p_rows),
+            pf,
+            self.x_source_,
+            self.y_source_,
+            x,
+            self.x_heldout_,
+            self.y_heldout_,
             epochs=self.epochs,
-            batch_size=self.batch_size,
-            drop_last=_drop_last(len(data[0]), self.batch_size),
+            lam=self.lam,
+            alpha=self.alpha,
+            eps_factor=self.eps_factor,
             lr=self.lr,
+            batch_size=self.batch_size,
             seed=self.seed,
-            compute_loss=loss,
-            callback=at_epoch_end,
-            progress=False,
         )
-        model.load_state_dict(best["state"])
-        h_pred = predict(model, x, batch_size=1024).argmax(1)
-        self.errors_ = h_pred != f_pred
+        h_pred = out["check_predictions"]
+        self.errors_ = h_pred != pf.argmax(1)
         self.check_predictions_ = h_pred
-        self.history_ = history
+        self.history_ = out["history"]
         return Estimate(
             self.name,
             1.0 - float(self.errors_.mean()),
             n=len(x),
-            details={"epsilon0": eps0, "epsilon": eps, "chosen_epoch": best["epoch"]},
+            details={"epsilon0": out["epsilon0"], "epsilon": out["epsilon"], "chosen_epoch": out["epoch"]},
         )

@@ -12,18 +12,16 @@ import numpy as np
 from torch import nn
 
 from helpers.errors import InputValidationError
-from helpers.models.dann import DANNLoss
+from helpers.selftraining.adversarial import train_dann_paired
 from helpers.selftraining.algorithm import (
+    _check_pseudo,
     _cpu_state,
-    _drop_last,
     _hard,
-    _steps_per_epoch,
-    dann_training_set,
     train_dann,
-    train_supervised,
+    train_pool,
     weighted_training_set,
 )
-from helpers.training import fit
+from helpers.training.members import train_members
 
 __all__ = ["RandomInitEnsemble", "RepresentationMatchingEnsemble"]
 
@@ -54,7 +52,7 @@ class RandomInitEnsemble:
         Training settings; member i is initialised with ``seed + i`` (pass the seeds of an existing pool to share
         it, e.g. with an Ens Avg Conf ensemble of the same architecture).
     checkpoint_dir : path, optional
-        Member i's pre-training is checkpointed in ``checkpoint_dir / f"member{i}"``.
+        The pre-training of all members is checkpointed in ``checkpoint_dir / "members.pt"``.
     pretrained : list of nn.Module, optional
         Already pre-trained members (skips pre-training).
     """
@@ -95,23 +93,19 @@ class RandomInitEnsemble:
         self.loads_ = 0  # how many times a member was re-loaded from its pre-trained state
 
     def pretrain(self) -> RandomInitEnsemble:
-        """Pre-train the N members on D (Algorithm 2, line 1); checkpointed when ``checkpoint_dir`` is set."""
-        self.pretrained_states_ = [
-            _cpu_state(
-                train_supervised(
-                    self.model_factory,
-                    self.x_source,
-                    self.y_source,
-                    epochs=self.pretrain_epochs,
-                    batch_size=self.batch_size,
-                    lr=self.lr,
-                    seed=self.seed + i,
-                    progress=self.progress,
-                    checkpoint_dir=self.checkpoint_dir / f"member{i}" if self.checkpoint_dir else None,
-                )
-            )
-            for i in range(self.num_models)
-        ]
+        """Pre-train the N members on D (Algorithm 2, line 1), vectorised; checkpointed when ``checkpoint_dir`` is set."""
+        members = train_pool(
+            self.model_factory,
+            self.x_source,
+            self.y_source,
+            seeds=[self.seed + i for i in range(self.num_models)],
+            epochs=self.pretrain_epochs,
+            batch_size=self.batch_size,
+            lr=self.lr,
+            checkpoint_dir=self.checkpoint_dir,
+            progress=self.progress,
+        )
+        self.pretrained_states_ = [_cpu_state(m) for m in members]
         return self
 
     def member(self, i: int) -> nn.Module:
@@ -128,20 +122,16 @@ class RandomInitEnsemble:
         data = weighted_training_set(
             self.x_source, self.y_source, self.x_target, pseudo_index, pseudo_labels, gamma=self.gamma
         )
-        out = []
-        for i in range(self.num_models):
-            model = self.member(i)
-            fit(
-                model,
-                data,
-                epochs=self.finetune_epochs,
-                batch_size=self.batch_size,
-                drop_last=_drop_last(len(data[0]), self.batch_size),
-                lr=self.lr,
-                seed=self.seed + 1000 * (round_index + 1) + i,
-                progress=False,
-            )
-            out.append(_hard(model, self.x_target))
+        models = [self.member(i) for i in range(self.num_models)]
+        train_members(
+            models,
+            *data,
+            epochs=self.finetune_epochs,
+            batch_size=self.batch_size,
+            lr=self.lr,
+            seeds=[self.seed + 1000 * (round_index + 1) + i for i in range(self.num_models)],
+        )
+        out = [_hard(m, self.x_target) for m in models]
         return np.stack(out)
 
 
@@ -163,7 +153,8 @@ class RepresentationMatchingEnsemble:
     pretrained : nn.Module, optional
         An already trained h_0 (e.g. shared with :class:`~helpers.selftraining.baselines.ProxyRisk`).
 
-    Fine-tuning keeps α = α_max (appendix C.1.4) via ``DANNLoss(schedule=False)``.
+    Fine-tuning keeps α = α_max (appendix C.1.4); every step draws one D ∪ R batch and one U_X batch and an epoch
+    is max(|D ∪ R|, |U_X|)/B steps (the authors' ``dann_ensemble_self_training``).
     """
 
     def __init__(
@@ -229,27 +220,23 @@ class RepresentationMatchingEnsemble:
 
     def __call__(self, round_index: int, pseudo_index: np.ndarray, pseudo_labels: np.ndarray) -> np.ndarray:
         """Predictions on U_X of the N end-of-epoch snapshots, shape (N, n)."""
-        data = dann_training_set(
-            self.x_source, self.y_source, self.x_target, pseudo_index, pseudo_labels, gamma=self.gamma
-        )
+        idx, lab = _check_pseudo(self.x_target, pseudo_index, pseudo_labels)
         model = self.initial_model()
-        steps_per_epoch = _steps_per_epoch(len(data[0]), self.batch_size)
         snapshots: list[np.ndarray] = []
-
-        def at_epoch_end(info) -> None:
-            if info.batch_in_epoch == steps_per_epoch:
-                snapshots.append(_hard(info.model, self.x_target))
-
-        fit(
+        train_dann_paired(
             model,
-            data,
+            self.x_source,
+            self.y_source,
+            self.x_target,
+            pseudo_x=np.asarray(self.x_target)[idx],
+            pseudo_y=lab,
+            gamma=self.gamma,
             epochs=self.num_models,
             batch_size=self.batch_size,
-            drop_last=_drop_last(len(data[0]), self.batch_size),
             lr=self.lr,
             seed=self.seed + 1000 * (round_index + 1),
-            compute_loss=DANNLoss(schedule=False),
-            callback=at_epoch_end,
-            progress=False,
+            schedule=False,
+            steps="max",
+            on_epoch_end=lambda epoch, m: snapshots.append(_hard(m, self.x_target)),
         )
         return np.stack(snapshots)
