@@ -60,7 +60,7 @@ def test_evaluate_pair_end_to_end_and_cached(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("retrained although cached")
 
-    for name in ("train_supervised", "train_dann", "self_training"):
+    for name in ("train_pool", "train_dann", "self_training"):
         monkeypatch.setattr(ex, name, boom)
     again = evaluate_pair(pair, CFG)
     pd.testing.assert_frame_equal(res, again)
@@ -105,3 +105,32 @@ def test_data_pairs(monkeypatch):
     assert c.target == "digits-contrast5" and len(c.y_target) == 1797 - int(0.75 * 1797)
     with pytest.raises(InputValidationError):
         ex.digits_pairs(targets=["mnist->usps"])
+
+
+def test_precompute_in_worker_processes_fills_the_cache(monkeypatch):
+    """Two spawned workers train every shared model and run every job; the calling process then only reads."""
+    pairs = [_pair(), _pair(seed=1)]
+    pairs[1].target = "c"
+    ex.precompute([(p, CFG, a) for p in pairs for a in ("typical", "dann")], workers=2, progress=False)
+
+    def boom(*a, **k):
+        raise AssertionError("retrained although the workers cached it")
+
+    for name in ("train_pool", "train_dann", "self_training"):
+        monkeypatch.setattr(ex, name, boom)
+    for p in pairs:
+        for arch in ("typical", "dann"):
+            res = evaluate_pair(p, CFG, arch=arch)
+            assert len(res) == len(ex.METHODS)
+
+
+def test_settings_table_marks_the_paper_settings():
+    paper = RunConfig(
+        f_epochs=50, dann_epochs=50, batch_size=8, num_models=20, ens_size=10, rounds=5, proxy_epochs=20
+    )
+    t = ex.settings_table(paper).set_index("item")
+    assert t.loc[["batch size", "N (ensemble size)", "T (rounds)", "γ"], "same"].all()
+    assert t.loc["data", "same"]  # all 2,000 target reviews
+    small = ex.settings_table(CFG, max_target=300).set_index("item")
+    assert not small.loc["batch size", "same"] and not small.loc["data", "same"]
+    assert small.loc["batch size", "ours"] == "32"

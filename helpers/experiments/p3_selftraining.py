@@ -35,7 +35,7 @@ from helpers.selftraining.algorithm import (
     SelfTrainingResult,
     self_training,
     train_dann,
-    train_supervised,
+    train_pool,
 )
 from helpers.selftraining.baselines import ProxyRisk, ThresholdErrorDetector, ensemble_average_confidence
 from helpers.selftraining.ensembles import RandomInitEnsemble, RepresentationMatchingEnsemble
@@ -51,6 +51,8 @@ __all__ = [
     "pair_self_training",
     "pair_proxy_risk",
     "evaluate_pair",
+    "precompute",
+    "settings_table",
     "table1",
     "ablation",
     "METHODS",
@@ -280,22 +282,33 @@ def _probs(model: nn.Module, x: np.ndarray) -> np.ndarray:
 
 
 def _supervised_pool(pair: DomainPair, cfg: RunConfig, arch: str, seeds: Sequence[int]) -> list[nn.Module]:
-    factory = cfg.factory(arch, pair)
-    return [
-        train_supervised(
-            factory,
-            pair.x_train,
-            pair.y_train,
-            epochs=cfg.f_epochs,
-            batch_size=cfg.batch_size,
-            lr=cfg.lr,
-            seed=s,
-            checkpoint_dir=_ckpt(
-                pair, pair.source, pair.source_key, arch, f"e{cfg.f_epochs}", f"b{cfg.batch_size}", f"s{s}"
-            ),
-        )
-        for s in seeds
-    ]
+    """Models of architecture ``arch`` trained on D under ``seeds`` (f: [seed]; pools: seed+1, seed+2, …).
+
+    Pools are trained at once (vectorised, :func:`helpers.selftraining.algorithm.train_pool`) and checkpointed
+    together; a pool of seeds seed+1..seed+n is served from the trained pool seed+1..seed+max(n, ens_size[,
+    num_models for the DANN-arch pool, which T_RI shares]), since members are independent of each other.
+    """
+    seeds = [int(s) for s in seeds]
+    first = cfg.seed + 1
+    if len(seeds) > 1 and seeds == list(range(first, first + len(seeds))):
+        size = max(len(seeds), cfg.ens_size, cfg.num_models if arch == "dann" else 0)
+        pool_seeds = list(range(first, first + size))
+    else:
+        pool_seeds = seeds
+    tag = f"s{pool_seeds[0]}" if len(pool_seeds) == 1 else f"s{pool_seeds[0]}-{pool_seeds[-1]}"
+    pool = train_pool(
+        cfg.factory(arch, pair),
+        pair.x_train,
+        pair.y_train,
+        seeds=pool_seeds,
+        epochs=cfg.f_epochs,
+        batch_size=cfg.batch_size,
+        lr=cfg.lr,
+        checkpoint_dir=_ckpt(
+            pair, pair.source, pair.source_key, arch, f"e{cfg.f_epochs}", f"b{cfg.batch_size}", tag
+        ),
+    )
+    return [pool[pool_seeds.index(s)] for s in seeds]
 
 
 def _h0(pair: DomainPair, cfg: RunConfig) -> nn.Module:
@@ -454,7 +467,7 @@ def pair_proxy_risk(pair: DomainPair, cfg: RunConfig, *, arch: str = "typical") 
             eps_factor=cfg.proxy_eps_factor,
             batch_size=cfg.batch_size,
             seed=cfg.seed,
-        ).fit(x=pair.x_train, y=pair.y_train)
+        ).fit(x=pair.x_train, y=pair.y_train, x_heldout=pair.x_heldout, y_heldout=pair.y_heldout)
         est = pr.estimate(x=pair.x_target, probs=f_probs)
         return {
             "check_pred": pr.check_predictions_.astype(np.int64),
@@ -462,6 +475,76 @@ def pair_proxy_risk(pair: DomainPair, cfg: RunConfig, *, arch: str = "typical") 
         }
 
     return cached_arrays(NAMESPACE, key, compute)
+
+
+def _train_shared_model(pair: DomainPair, cfg: RunConfig, what: str, arch: str) -> None:
+    """Stages 1-2 of :func:`precompute`: f, a pool of members (shared by the targets of a source) or h_0."""
+    import torch
+
+    torch.set_num_threads(1)
+    if what == "f":
+        _supervised_pool(pair, cfg, arch, [cfg.seed])
+    elif what == "pool":
+        _supervised_pool(
+            pair, cfg, arch, [cfg.seed + 1 + i for i in range(max(cfg.ens_size, cfg.num_models))]
+        )
+    else:
+        _h0(pair, cfg)
+
+
+def _evaluate_quietly(pair: DomainPair, cfg: RunConfig, arch: str) -> None:
+    """Stage 3 of :func:`precompute`: every method on one (pair, f) job, results left in the cache."""
+    import torch
+
+    torch.set_num_threads(1)
+    evaluate_pair(pair, cfg, arch=arch)
+
+
+def precompute(
+    jobs: Sequence[tuple[DomainPair, RunConfig, str]], *, workers: int = 2, progress: bool = True
+) -> None:
+    """Fill the cache for ``(pair, cfg, arch)`` jobs in ``workers`` processes of one torch thread each.
+
+    The small models of paper 3 keep one core busy per training loop, so on a 2-core CPU two loops in two
+    processes finish in about half the time of one process with two threads.  Stage 1 trains what is shared by
+    every target of a source (f, the Ens Avg Conf pool, the T_RI pool), stage 2 the DANN h_0 of each pair (shared
+    by T_RM and Proxy Risk), stage 3 runs each (pair, f) job; all
+    write only to the cache (checkpoints and :func:`helpers.cache.cached_arrays`), so afterwards
+    :func:`evaluate_pair` in the calling process reads everything back, and an interrupted run keeps every job it
+    finished.  ``workers <= 1`` runs the same stages in this process.
+    """
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
+    from tqdm.auto import tqdm
+
+    shared, seen = [], set()
+    for pair, cfg, arch in jobs:
+        wanted = [
+            ("f", arch, pair.source_key),
+            ("pool", arch, pair.source_key),
+            ("pool", "dann", pair.source_key),
+        ]
+        wanted.append(("h0", "dann", pair.key))
+        for what, a, data_key in wanted:
+            key = (what, a, data_key, repr(cfg))
+            if key not in seen:  # each shared model is trained by exactly one worker
+                seen.add(key)
+                shared.append((what, (_train_shared_model, (pair, cfg, what, a))))
+    stage1 = [job for what, job in shared if what == "pool"] + [job for what, job in shared if what == "f"]
+    stage2 = [job for what, job in shared if what == "h0"]
+    stage3 = [(_evaluate_quietly, (pair, cfg, arch)) for pair, cfg, arch in jobs]
+    stages = (("source models", stage1), ("h0", stage2), ("pairs", stage3))
+    if workers <= 1:
+        for name, stage in stages:
+            for fn, args in tqdm(stage, desc=name, disable=not progress):
+                fn(*args)
+        return
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        for name, stage in stages:  # a stage starts when the one it depends on has finished
+            futures = [pool.submit(fn, *args) for fn, args in stage]
+            for fut in tqdm(as_completed(futures), total=len(futures), desc=name, disable=not progress):
+                fut.result()
 
 
 def evaluate_pair(
@@ -593,6 +676,115 @@ def table1(results: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def settings_table(cfg: RunConfig, *, max_target: int | None = None) -> pd.DataFrame:
+    """The paper's Amazon setup (appendix C.1.2-C.1.6, Section 6) item by item beside this run's ``cfg``.
+
+    Columns: ``item``, ``paper``, ``ours``, ``same`` (True, False, or None where the paper does not say).
+    """
+
+    def row(item: str, paper: str, ours: Any, same: bool | None) -> dict:
+        return {"item": item, "paper": paper, "ours": str(ours), "same": same}
+
+    t = "all 2,000" if max_target is None else f"{max_target} of 2,000"
+    return pd.DataFrame(
+        [
+            row(
+                "data",
+                "Blitzer et al.: 4 domains x 2,000 reviews, 12 ordered pairs",
+                f"same; target: {t} reviews",
+                max_target is None,
+            ),
+            row(
+                "features",
+                "TF-IDF, dimension 5,000 (preprocessing not given)",
+                "TfidfVectorizer(max_features=5000) fitted on the source training texts",
+                True,
+            ),
+            row(
+                "source split",
+                "not given",
+                "80 % D / 20 % held-out source test (thresholds, Proxy Risk constraint)",
+                None,
+            ),
+            row(
+                "typical DNN f",
+                "4-layer fully connected, width 128, ReLU",
+                "3 hidden Linear(128)+ReLU, Linear out",
+                True,
+            ),
+            row(
+                "DANN-arch",
+                "encoder 4-layer FC 128; predictor 3-layer FC 128; discriminator 7-layer FC 256",
+                "same (helpers.models.dann.dann_mlp)",
+                True,
+            ),
+            row("optimiser", "Adam, lr 1e-3", f"Adam, lr {cfg.lr:g} (fused kernel)", cfg.lr == 1e-3),
+            row("batch size", "8", cfg.batch_size, cfg.batch_size == 8),
+            row("epochs: f, Ens Avg Conf and T_RI members", "50", cfg.f_epochs, cfg.f_epochs == 50),
+            row("epochs: DANN h_0 (T_RM, Proxy Risk)", "50", cfg.dann_epochs, cfg.dann_epochs == 50),
+            row(
+                "DANN batches",
+                "one source + one target batch per step (authors' code)",
+                "same; min(|D|, |U|)/B steps per epoch as in train_dann.py",
+                True,
+            ),
+            row("DANN α schedule", "α = (2/(1+exp(-10p)) - 1)·1", "same, α_max = 1", True),
+            row("α when fine-tuning (T_RM)", "1", "α_max = 1", True),
+            row("N (ensemble size)", "20", cfg.num_models, cfg.num_models == 20),
+            row("T (rounds)", "5", cfg.rounds, cfg.rounds == 5),
+            row("γ", "0.1", cfg.gamma, cfg.gamma == 0.1),
+            row(
+                "x10 rule for R",
+                "digits pairs with a USPS target only",
+                "not applied (no Amazon pair uses it)",
+                True,
+            ),
+            row("T_RI round", "each member re-loaded, 1 epoch on D ∪ R, fresh Adam", "same", True),
+            row(
+                "T_RM round",
+                "h_0 re-loaded, N epochs; one D ∪ R batch + one U batch per step, max length",
+                "same (helpers.selftraining.adversarial)",
+                True,
+            ),
+            row("Ens Avg Conf members", "10, f's architecture", cfg.ens_size, cfg.ens_size == 10),
+            row(
+                "Proxy Risk objective",
+                "-disagreement + λ·(DANN loss), always on (authors' code)",
+                "same",
+                True,
+            ),
+            row(
+                "Proxy Risk λ, epochs T2, lr",
+                "50, 20, Adam 1e-3",
+                f"{cfg.proxy_lam:g}, {cfg.proxy_epochs}, Adam {cfg.proxy_lr:g}",
+                (cfg.proxy_lam, cfg.proxy_epochs, cfg.proxy_lr) == (50.0, 20, 1e-3),
+            ),
+            row(
+                "Proxy Risk α, ε",
+                "not given for Amazon (digits/CIFAR: 0.1, 1.1·ε0)",
+                f"{cfg.proxy_alpha:g}, {cfg.proxy_eps_factor:g}·ε0",
+                None,
+            ),
+            row(
+                "Proxy Risk constraint",
+                "0-1 source error + α·domain losses (authors' code)",
+                "same, on the held-out source test set and U_X",
+                True,
+            ),
+            row(
+                "MSP / Trust Score threshold", "held-out score at sorted index int((1 - acc)·n)", "same", True
+            ),
+            row("MAE, F1", "mean ± std over the 12 pairs", "same (std with ddof 0)", None),
+            row(
+                "repetitions",
+                "one run per pair in Table 1 (5 in appendix C.7 box plots)",
+                f"one (seed {cfg.seed})",
+                True,
+            ),
+        ]
+    )
 
 
 def ablation(
