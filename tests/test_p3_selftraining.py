@@ -111,7 +111,8 @@ def test_precompute_in_worker_processes_fills_the_cache(monkeypatch):
     """Two spawned workers train every shared model and run every job; the calling process then only reads."""
     pairs = [_pair(), _pair(seed=1)]
     pairs[1].target = "c"
-    ex.precompute([(p, CFG, a) for p in pairs for a in ("typical", "dann")], workers=2, progress=False)
+    cfg = RunConfig(**{**CFG.key(), "num_models": 3})  # pools of different sizes per architecture
+    ex.precompute([(p, cfg, a) for p in pairs for a in ("typical", "dann")], workers=2, progress=False)
 
     def boom(*a, **k):
         raise AssertionError("retrained although the workers cached it")
@@ -120,7 +121,7 @@ def test_precompute_in_worker_processes_fills_the_cache(monkeypatch):
         monkeypatch.setattr(ex, name, boom)
     for p in pairs:
         for arch in ("typical", "dann"):
-            res = evaluate_pair(p, CFG, arch=arch)
+            res = evaluate_pair(p, cfg, arch=arch)
             assert len(res) == len(ex.METHODS)
 
 

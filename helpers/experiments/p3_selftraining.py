@@ -485,9 +485,8 @@ def _train_shared_model(pair: DomainPair, cfg: RunConfig, what: str, arch: str) 
     if what == "f":
         _supervised_pool(pair, cfg, arch, [cfg.seed])
     elif what == "pool":
-        _supervised_pool(
-            pair, cfg, arch, [cfg.seed + 1 + i for i in range(max(cfg.ens_size, cfg.num_models))]
-        )
+        # the size rule of _supervised_pool adds the T_RI members to the DANN-arch pool
+        _supervised_pool(pair, cfg, arch, [cfg.seed + 1 + i for i in range(cfg.ens_size)])
     else:
         _h0(pair, cfg)
 
