@@ -13,6 +13,7 @@ module                 what it holds
 :mod:`.device`         device choice, mixed-precision policy, seeds, deterministic algorithms
 :mod:`.optim`          optimisers and learning-rate schedules by name
 :mod:`.checkpoints`    atomic checkpoints, RNG states, resume from the newest one
+:mod:`.members`        fast loop for small models on in-memory tensors; N members at once (vectorised)
 =====================  ==============================================================================
 
 Data accepted by :func:`fit` and :func:`predict`

@@ -4,7 +4,8 @@
 tiny models of paper 3 (TF-IDF MLPs, 8x8-digit CNNs) at batch 8 its per-step machinery costs more than the
 arithmetic (8.6 ms per step against 1.5 ms for the loop below, measured on this project's 2-core CPU; see
 ``benchmarks/ensemble_training.py``).  This module is the loop such models need: tensors loaded once, mini-batches
-by index slicing, Adam with its fused kernel, nothing else per step.
+by index slicing, Adam with its fused kernel, nothing else per step.  It runs on the CPU, where the models and
+the data are: at batch 8 a GPU would spend its time on kernel launches.
 
 :func:`train_members` trains N models that share an architecture and data but not their initialisation nor their
 shuffles (Ens Avg Conf, the T_RI members of paper 3 Algorithm 2) either one after the other (``vectorise=False``) or
