@@ -31,6 +31,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from helpers.tables import to_markdown  # noqa: E402
 from helpers.training import fit  # noqa: E402
 from helpers.training.members import train_members  # noqa: E402
 
@@ -141,7 +142,7 @@ def main() -> None:
         f"{os.cpu_count()} CPUs; N = {N_MEMBERS} members, batch {BATCH}, one epoch of {ROWS} rows; medians of "
         f"{args.repeats} runs; wall {time.perf_counter() - start:.0f} s"
     )
-    (out / f"{stem}.md").write_text(meta + "\n\n" + df.to_markdown(index=False) + "\n")
+    (out / f"{stem}.md").write_text(meta + "\n\n" + to_markdown(df) + "\n")
     _plot(df, out / f"{stem}.png")
     print(f"wrote {out / stem}.csv/.md")
 

@@ -1,9 +1,9 @@
 """Fast training of small models on in-memory tensors: a plain loop, and N independent members trained at once.
 
 :func:`fit` is the project's general loop (any data form, mixed precision, schedules, mid-epoch resume).  For the
-tiny models of paper 3 (TF-IDF MLPs, 8x8-digit CNNs) at batch 8 its per-step machinery costs more than the
-arithmetic (8.6 ms per step against 1.5 ms for the loop below, measured on this project's 2-core CPU; see
-``benchmarks/ensemble_training.py``).  This module is the loop such models need: tensors loaded once, mini-batches
+tiny models of paper 3 (TF-IDF MLPs, 8x8-digit CNNs) at batch 8 its per-step machinery costs as much as the
+arithmetic (4.1 ms per step against 2.2 ms for the loop below on the 5,000-input TF-IDF MLP, one thread of this
+project's 2-core CPU; ``benchmarks/ensemble_training.py``, ``figures/benchmark_ensemble_training.md``).  This module is the loop such models need: tensors loaded once, mini-batches
 by index slicing, Adam with its fused kernel, nothing else per step.  It runs on the CPU, where the models and
 the data are: at batch 8 a GPU would spend its time on kernel launches.
 
@@ -33,7 +33,8 @@ from torch.nn import functional as F
 
 from helpers.errors import InputValidationError
 
-#: "auto" vectorises members of at most this many parameters (the measured break-even, see :func:`train_members`)
+#: "auto" vectorises members of at most this many parameters: the measured break-even lies between 100k and 200k
+#: (at 161k the vectorised step was 0.71 vs 0.84 ms per member-step in one benchmark, 0.77 vs 0.67 in another)
 VECTORISE_MAX_PARAMETERS = 100_000
 
 __all__ = ["VECTORISE_MAX_PARAMETERS", "epoch_batches", "BatchStream", "make_adam", "as_tensor", "train_members", "train_classifier"]
@@ -158,9 +159,9 @@ def train_members(
         ``True``: one vmapped model over stacked parameters; ``False``: members one by one, epoch by epoch;
         ``"auto"``: vectorise when N > 1, the model has no buffers (batch-norm running statistics, which vmap
         cannot update in place) and at most :data:`VECTORISE_MAX_PARAMETERS` parameters.  Measured at batch 8,
-        N = 20, one thread: a 4-layer MLP of width 128 takes 0.21 ms per member-step vectorised vs 1.07 one by
-        one on 64 inputs (42k parameters), 0.77 vs 0.67 on 1,000 inputs and 5.1 vs 1.5 on 5,000 (TF-IDF, 690k
-        parameters): a large first layer makes the step memory-bound (its weight gradient and Adam's update
+        N = 20, one thread (``figures/benchmark_ensemble_training.md``): a 4-layer MLP of width 128 takes 0.26 ms
+        per member-step vectorised vs 0.65 one by one on 64 inputs (42k parameters), 0.71 vs 0.84 on 1,000 inputs
+        (161k) and 5.3 vs 2.2 on 5,000 (TF-IDF, 673k parameters): a large first layer makes the step memory-bound (its weight gradient and Adam's update
         touch every weight whatever the batch), and the stacked gradients cost extra copies.
     checkpoint : path, optional
         Saved every ``checkpoint_every`` seconds and at the end; a run with the same settings resumes from it.
