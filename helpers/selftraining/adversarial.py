@@ -29,15 +29,9 @@ from torch.nn import functional as F
 
 from helpers.errors import InputValidationError
 from helpers.models.dann import DANN, dann_alpha
-from helpers.training.members import BatchStream, as_tensor, make_adam
+from helpers.training.members import BatchStream, _generator, as_tensor, make_adam
 
 __all__ = ["train_dann_paired", "proxy_risk_finetune", "domain_source_weights"]
-
-
-def _generator(seed: int) -> torch.Generator:
-    g = torch.Generator()
-    g.manual_seed(int(seed))
-    return g
 
 
 def domain_source_weights(n_source: int, n_pseudo: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:
