@@ -36,7 +36,7 @@ from helpers.estimators.base import Estimate
 from helpers.models.dann import IGNORE_LABEL
 from helpers.selftraining.adversarial import train_dann_paired
 from helpers.training import predict
-from helpers.training.members import train_members
+from helpers.training.members import ConfigCheckpoint, train_members
 
 __all__ = [
     "majority_vote",
@@ -397,12 +397,11 @@ def train_dann(
         "lr": float(lr),
         "seed": int(seed),
     }
-    path = Path(checkpoint_dir) / "dann.pt" if checkpoint_dir is not None else None
-    if path is not None and path.exists():
-        saved = torch.load(path, map_location="cpu", weights_only=True)
-        if saved.get("config") == config:
-            model.load_state_dict(saved["state"])
-            return model.eval()
+    ck = ConfigCheckpoint(Path(checkpoint_dir) / "dann.pt" if checkpoint_dir is not None else None, config)
+    saved = ck.load()
+    if saved is not None:
+        model.load_state_dict(saved["state"])
+        return model.eval()
     train_dann_paired(
         model,
         x_source,
@@ -415,10 +414,7 @@ def train_dann(
         schedule=True,
         steps="min",
     )
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save({"state": _cpu_state(model), "config": config}, path.with_suffix(".tmp"))
-        path.with_suffix(".tmp").replace(path)
+    ck.save({"state": _cpu_state(model)})
     return model.eval()
 
 

@@ -37,7 +37,16 @@ from helpers.errors import InputValidationError
 #: (at 161k the vectorised step was 0.71 vs 0.84 ms per member-step in one benchmark, 0.77 vs 0.67 in another)
 VECTORISE_MAX_PARAMETERS = 100_000
 
-__all__ = ["VECTORISE_MAX_PARAMETERS", "epoch_batches", "BatchStream", "make_adam", "as_tensor", "train_members", "train_classifier"]
+__all__ = [
+    "VECTORISE_MAX_PARAMETERS",
+    "ConfigCheckpoint",
+    "epoch_batches",
+    "BatchStream",
+    "make_adam",
+    "as_tensor",
+    "train_members",
+    "train_classifier",
+]
 
 
 def as_tensor(a: Any, dtype: torch.dtype | None = None) -> torch.Tensor:
@@ -107,8 +116,9 @@ def _weighted_ce(logits: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> torc
     return (ce.reshape(y.shape) * w).mean(dim=-1)
 
 
-class _Checkpoint:
-    """Stacked member states, optimiser state and generator states, saved every few epochs (atomic)."""
+class ConfigCheckpoint:
+    """A training state saved atomically with the settings that produced it; ``load`` returns it only when the
+    settings match (``None`` otherwise, or without a path).  Used for stacked member states here and for DANNs."""
 
     def __init__(self, path: str | Path | None, config: dict):
         self.path = Path(path) if path is not None else None
@@ -191,7 +201,7 @@ def train_members(
     elif vectorise and has_buffers:
         raise InputValidationError("vectorise=True: the model has buffers (batch norm); use vectorise=False")
     gens = [_generator(s) for s in seeds]
-    ck = _Checkpoint(
+    ck = ConfigCheckpoint(
         checkpoint,
         {
             "n": len(yt),
