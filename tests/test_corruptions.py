@@ -21,6 +21,10 @@ from helpers.errors import InputValidationError, UnknownNameError
 
 NAMES = list_corruptions()
 NOT_ORDERED = {"saturate"}  # CIFAR-10-C's saturate desaturates at 1-2 and oversaturates at 3-5
+# make_cifar_c.py's own tables are not ordered by pixel distance for these (e.g. frost blends (1, .2), (1, .3),
+# (.9, .4), (.85, .4), (.75, .45); glass blur's sigmas .05, .25, .4, .25, .4; elastic's affine part shrinks with
+# severity; motion blur (6, 2) vs (8, 2) differ in negligible kernel tails; spatter switches liquid -> mud at 4)
+RECIPE_NOT_ORDERED = NOT_ORDERED | {"elastic_transform", "frost", "glass_blur", "motion_blur", "spatter"}
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +83,8 @@ def _dist(x, y, scale):
 
 @pytest.mark.parametrize("name", sorted(set(NAMES) - NOT_ORDERED))
 def test_severity_increases_distance(name, digits, cifar_like):
-    for imgs, scale in ((digits, 16.0), (cifar_like, 255.0)):
+    cases = [(digits, 16.0)] + ([(cifar_like, 255.0)] if name not in RECIPE_NOT_ORDERED else [])
+    for imgs, scale in cases:
         d = [_dist(corrupt(imgs, name, s, seed=0), imgs, scale) for s in range(1, 6)]
         assert all(b > a for a, b in zip(d, d[1:])), (name, np.round(d, 4))
         assert d[0] > 0

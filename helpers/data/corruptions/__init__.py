@@ -3,8 +3,10 @@
 Modelled on CIFAR-10-C (Hendrycks & Dietterich 2019, "Benchmarking neural network robustness to common corruptions
 and perturbations", ICLR; parameters from their ``make_cifar_c.py``), re-implemented with numpy/scipy/Pillow so that
 a whole batch is corrupted at once (no OpenCV, ImageMagick or per-image Python loops except JPEG encoding).
-Frost, fog, spatter and snow use procedurally generated textures instead of the photographs/plasma fractals of
-the original ("-like" versions); everything else follows the original recipe.
+Images with sides >= 16 pixels (CIFAR-10, USPS) get the published recipe for all 19 types
+(:mod:`~helpers.data.corruptions.cifar10c`: plasma-fractal fog, the frost photographs, snow and spatter layers,
+glass blur's pixel swaps, ImageMagick's motion-blur kernel, ...); 8x8 digits get scaled variants (procedural
+frost/fog/snow/spatter textures, parameters for tiny near-binary images).
 
 Every corruption works on images of any value range and layout the toolkit uses:
 
@@ -32,7 +34,11 @@ Examples
 from __future__ import annotations
 
 # the two modules of corruption functions register them on import
-from helpers.data.corruptions import noise_blur, weather_digital  # noqa: F401  (register, keep first)
+from helpers.data.corruptions import (  # noqa: F401  (register, keep first)
+    cifar10c,  # noqa: F401  (the recipe for sides >= 16 px; after the two above)
+    noise_blur,
+    weather_digital,
+)
 from helpers.data.corruptions.apply import compose, corrupt, infer_value_range, random_composition  # noqa: F401
 from helpers.data.corruptions.label_shift import imbalance_resample  # noqa: F401
 from helpers.data.corruptions.registry import (  # noqa: F401

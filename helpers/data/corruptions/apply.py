@@ -119,7 +119,7 @@ def corrupt(
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     if len(x) == 0:
         return back(x)
-    return back(spec.fn(x, spec.param(severity, x.shape), rng))
+    return back(spec.apply(x, severity, rng))
 
 
 def compose(
@@ -138,7 +138,7 @@ def compose(
     for (name, severity), child in zip(steps, children):
         spec = _spec(name)
         sev = _check_severity(severity)
-        x = np.clip(spec.fn(x, spec.param(sev, x.shape), np.random.default_rng(child)), 0.0, 1.0)
+        x = np.clip(spec.apply(x, sev, np.random.default_rng(child)), 0.0, 1.0)
     return back(x)
 
 

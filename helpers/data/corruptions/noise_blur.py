@@ -1,5 +1,9 @@
 """Noise and blur corruptions of CIFAR-10-C (Hendrycks & Dietterich 2019, ``make_cifar_c.py``): gaussian, shot,
-impulse and speckle noise; gaussian, defocus, glass, motion and zoom blur."""
+impulse and speckle noise; gaussian, defocus, glass, motion and zoom blur.
+
+The four noises follow the recipe at every image size. The blurs here serve 8x8 digits (scaled parameters,
+vectorised stand-ins); images with sides >= 16 pixels get the recipe's blurs from
+:mod:`helpers.data.corruptions.cifar10c`."""
 
 from __future__ import annotations
 

@@ -27,16 +27,30 @@ class CorruptionSpec:
         Five parameters (severity 1..5) for images with sides >= 16 pixels (CIFAR-10-C values).
     small_params : tuple
         Five parameters for smaller images (8x8 digits).
+    small_fn : callable or None
+        The function for smaller images when it differs from ``fn`` (the CIFAR-10-C recipes of
+        :mod:`helpers.data.corruptions.cifar10c` are defined for 32x32 images; 8x8 digits keep the scaled
+        variants of :mod:`~helpers.data.corruptions.noise_blur` / :mod:`~helpers.data.corruptions.weather_digital`).
     """
 
     name: str
     fn: Fn
     params: tuple
     small_params: tuple
+    small_fn: Fn | None = None
+
+    @staticmethod
+    def is_small(shape: tuple[int, ...]) -> bool:
+        return min(shape[1], shape[2]) < 16
 
     def param(self, severity: int, shape: tuple[int, ...]) -> Any:
-        table = self.small_params if min(shape[1], shape[2]) < 16 else self.params
+        table = self.small_params if self.is_small(shape) else self.params
         return table[severity - 1]
+
+    def apply(self, x: np.ndarray, severity: int, rng: np.random.Generator) -> np.ndarray:
+        """The corruption at ``severity`` on float ``(n, H, W, C)`` in [0, 1] (not clipped)."""
+        fn = self.small_fn if self.small_fn is not None and self.is_small(x.shape) else self.fn
+        return fn(x, self.param(severity, x.shape), rng)
 
 
 CORRUPTIONS: Registry[CorruptionSpec] = Registry("corruption")
@@ -74,6 +88,20 @@ def register_corruption(name: str, *, params: Sequence[Any], small_params: Seque
 
     def deco(fn: Fn) -> Fn:
         CORRUPTIONS.register(name, CorruptionSpec(name, fn, tuple(params), small))
+        return fn
+
+    return deco
+
+
+def register_recipe(name: str, *, params: Sequence[Any]):
+    """Decorator making ``fn(x, param, rng)`` the recipe of the already registered corruption ``name`` for images
+    with sides >= 16 pixels (parameters ``params``); the registered function stays in use for smaller images."""
+    if len(params) != 5:
+        raise ValueError(f"corruption {name!r} needs exactly 5 parameters (severities 1..5)")
+
+    def deco(fn: Fn) -> Fn:
+        old = CORRUPTIONS.get(name)
+        CORRUPTIONS._items[name] = CorruptionSpec(name, fn, tuple(params), old.small_params, old.fn)
         return fn
 
     return deco

@@ -1,5 +1,9 @@
-"""Weather and digital corruptions of CIFAR-10-C (``make_cifar_c.py``): fog, frost, snow, spatter; contrast,
-brightness, saturate, JPEG, pixelate, elastic transform; and the extra geometric transforms (rotate, affine)."""
+"""Weather and digital corruptions: fog, frost, snow, spatter; contrast, brightness, saturate, JPEG, pixelate,
+elastic transform; and the extra geometric transforms (rotate, affine).
+
+Contrast, brightness and JPEG follow CIFAR-10-C's ``make_cifar_c.py`` at every image size. For images with sides
+>= 16 pixels the other CIFAR-10-C types are replaced by the recipe in :mod:`helpers.data.corruptions.cifar10c`;
+the versions here (procedural fog/frost/snow/spatter textures, scaled parameters) serve 8x8 digits."""
 
 from __future__ import annotations
 
