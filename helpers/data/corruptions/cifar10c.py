@@ -26,8 +26,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import ndimage
 
+from helpers.data.corruptions.ops import _resample_twice, _warp
 from helpers.data.corruptions.recipe_ops import (
-    bilinear,
     clipped_zoom,
     cv_box3,
     cv_canny,
@@ -254,10 +254,8 @@ def pixelate(x: np.ndarray, c: float, rng: np.random.Generator) -> np.ndarray:
     """PIL ``resize((int(W c), int(H c)), BOX)`` and back to ``(W, H)`` with ``BOX`` (weights from PIL itself)."""
     _, h, w, _ = x.shape
     hs, ws = max(1, int(h * c)), max(1, int(w * c))
-    dh, dw = _pil_box_matrix(h, hs), _pil_box_matrix(w, ws)
-    uh, uw = _pil_box_matrix(hs, h), _pil_box_matrix(ws, w)
-    small = np.einsum("ih,nhwc,jw->nijc", dh, x, dw, optimize=True)
-    return np.einsum("ih,nhwc,jw->nijc", uh, small, uw, optimize=True)
+    down = (_pil_box_matrix(h, hs), _pil_box_matrix(w, ws))
+    return _resample_twice(x, down, (_pil_box_matrix(hs, h), _pil_box_matrix(ws, w)))
 
 
 @register_recipe(
@@ -284,4 +282,4 @@ def elastic_transform(x: np.ndarray, p: tuple[float, float, float], rng: np.rand
     dx = sk_gaussian(rng.uniform(-1, 1, size=(n, h, w)), sigma, mode="reflect", truncate=3.0) * alpha
     dy = sk_gaussian(rng.uniform(-1, 1, size=(n, h, w)), sigma, mode="reflect", truncate=3.0) * alpha
     r, c = np.meshgrid(np.arange(h, dtype=np.float64), np.arange(w, dtype=np.float64), indexing="ij")
-    return bilinear(x, r + dy, c + dx, border="reflect")
+    return _warp(x, r + dy, c + dx, border="reflect")

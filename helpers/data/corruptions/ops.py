@@ -23,17 +23,25 @@ def _filter_spatial(x: np.ndarray, kernel: np.ndarray) -> np.ndarray:
     return ndimage.convolve(x, kernel[None, :, :, None], mode="reflect")
 
 
-def _reflect(i: np.ndarray, n: int) -> np.ndarray:
-    """Mirror integer indices into 0..n-1 (scipy's ``reflect``: d c b a | a b c d | d c b a)."""
+def _reflect(i: np.ndarray, n: int, border: str = "reflect") -> np.ndarray:
+    """Mirror integer indices into 0..n-1: ``"reflect"`` is scipy's (d c b a | a b c d | d c b a),
+    ``"reflect101"`` OpenCV's default (d c b | a b c d | c b a)."""
+    if border == "reflect101":
+        if n == 1:
+            return np.zeros_like(i)
+        i = np.mod(i, 2 * n - 2)
+        return np.where(i >= n, 2 * n - 2 - i, i)
     i = np.mod(i, 2 * n)
     return np.where(i >= n, 2 * n - 1 - i, i)
 
 
-def _warp(x: np.ndarray, rows: np.ndarray, cols: np.ndarray, *, order: int = 1) -> np.ndarray:
+def _warp(
+    x: np.ndarray, rows: np.ndarray, cols: np.ndarray, *, order: int = 1, border: str = "reflect"
+) -> np.ndarray:
     """Sample each image at per-image source coordinates ``rows``/``cols`` of shape (n, H, W).
 
-    Bilinear (``order=1``) or nearest (``order=0``) interpolation with mirrored borders, gathering all channels
-    of all images at once.
+    Bilinear (``order=1``) or nearest (``order=0``) interpolation with mirrored borders (``border``, see
+    :func:`_reflect`), gathering all channels of all images at once.
     """
     n, h, w, c = x.shape
     flat = x.reshape(n * h * w, c)
@@ -44,8 +52,8 @@ def _warp(x: np.ndarray, rows: np.ndarray, cols: np.ndarray, *, order: int = 1) 
         return flat[base + ri * w + ci]
     r0, c0 = np.floor(rows).astype(np.int64), np.floor(cols).astype(np.int64)
     fr, fc = (rows - r0)[..., None], (cols - c0)[..., None]
-    ra, rb = base + _reflect(r0, h) * w, base + _reflect(r0 + 1, h) * w
-    ca, cb = _reflect(c0, w), _reflect(c0 + 1, w)
+    ra, rb = base + _reflect(r0, h, border) * w, base + _reflect(r0 + 1, h, border) * w
+    ca, cb = _reflect(c0, w, border), _reflect(c0 + 1, w, border)
     top = flat[ra + ca] * (1 - fc) + flat[ra + cb] * fc
     bottom = flat[rb + ca] * (1 - fc) + flat[rb + cb] * fc
     return top * (1 - fr) + bottom * fr
@@ -129,6 +137,14 @@ def _area_matrix(n_out: int, n_in: int) -> np.ndarray:
         for j in range(int(np.floor(a)), min(n_in, int(np.ceil(b)))):
             m[i, j] = max(0.0, min(b, j + 1) - max(a, j))
     return m / m.sum(axis=1, keepdims=True)
+
+
+def _resample_twice(
+    x: np.ndarray, down: tuple[np.ndarray, np.ndarray], up: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """Separable resampling of ``(n, H, W, C)`` by (rows, columns) matrices ``down``, then by ``up`` (pixelate)."""
+    small = np.einsum("ih,nhwc,jw->nijc", down[0], x, down[1], optimize=True)
+    return np.einsum("ih,nhwc,jw->nijc", up[0], small, up[1], optimize=True)
 
 
 def _group_apply(x: np.ndarray, keys: np.ndarray, fn: Callable[[np.ndarray, Any], np.ndarray]) -> np.ndarray:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import ndimage
 
+from helpers.data.corruptions.ops import _warp
+
 # --------------------------------------------------------------------------------------------- filters
 
 
@@ -162,33 +164,7 @@ def cv_warp_affine(x: np.ndarray, mats: np.ndarray) -> np.ndarray:
     rr, cc = np.meshgrid(np.arange(h, dtype=np.float64), np.arange(w, dtype=np.float64), indexing="ij")
     src_c = inv[:, 0, 0, None, None] * cc + inv[:, 0, 1, None, None] * rr + inv[:, 0, 2, None, None]
     src_r = inv[:, 1, 0, None, None] * cc + inv[:, 1, 1, None, None] * rr + inv[:, 1, 2, None, None]
-    return bilinear(x, src_r, src_c, border="reflect101")
-
-
-def _fold(i: np.ndarray, n: int, border: str) -> np.ndarray:
-    if border == "reflect101":  # c b | a b c d | c b
-        if n == 1:
-            return np.zeros_like(i)
-        period = 2 * n - 2
-        i = np.mod(i, period)
-        return np.where(i >= n, period - i, i)
-    i = np.mod(i, 2 * n)  # "reflect": b a | a b c d | d c
-    return np.where(i >= n, 2 * n - 1 - i, i)
-
-
-def bilinear(x: np.ndarray, rows: np.ndarray, cols: np.ndarray, *, border: str = "reflect") -> np.ndarray:
-    """Bilinear samples of ``(n, H, W, C)`` at per-image source positions ``(n, H, W)``; ``border`` is
-    ``"reflect"`` (scipy ``map_coordinates(mode="reflect")``) or ``"reflect101"`` (OpenCV's default)."""
-    n, h, w, c = x.shape
-    flat = x.reshape(n * h * w, c)
-    base = (np.arange(n) * (h * w))[:, None, None]
-    r0, c0 = np.floor(rows).astype(np.int64), np.floor(cols).astype(np.int64)
-    fr, fc = (rows - r0)[..., None], (cols - c0)[..., None]
-    ra, rb = base + _fold(r0, h, border) * w, base + _fold(r0 + 1, h, border) * w
-    ca, cb = _fold(c0, w, border), _fold(c0 + 1, w, border)
-    top = flat[ra + ca] * (1 - fc) + flat[ra + cb] * fc
-    bottom = flat[rb + ca] * (1 - fc) + flat[rb + cb] * fc
-    return top * (1 - fr) + bottom * fr
+    return _warp(x, src_r, src_c, border="reflect101")
 
 
 # ------------------------------------------------------------------------------------------ textures

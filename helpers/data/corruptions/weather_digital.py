@@ -13,7 +13,14 @@ import numpy as np
 from scipy import ndimage
 
 from helpers.data.corruptions.noise_blur import motion_blur
-from helpers.data.corruptions.ops import _affine_warp, _area_matrix, _gray, _lowfreq_noise, _warp
+from helpers.data.corruptions.ops import (
+    _affine_warp,
+    _area_matrix,
+    _gray,
+    _lowfreq_noise,
+    _resample_twice,
+    _warp,
+)
 from helpers.data.corruptions.registry import register_corruption
 
 # ---------------------------------------------------------------------------------------------- weather
@@ -163,10 +170,8 @@ def pixelate(x: np.ndarray, c: float, rng: np.random.Generator) -> np.ndarray:
     """Box-downsample to ``c`` times the size and back up (CIFAR-10-C uses PIL ``BOX`` both ways)."""
     _, h, w, _ = x.shape
     hs, ws = max(1, int(h * c)), max(1, int(w * c))
-    dh, dw = _area_matrix(hs, h), _area_matrix(ws, w)
-    uh, uw = _area_matrix(h, hs), _area_matrix(w, ws)
-    small = np.einsum("ih,nhwc,jw->nijc", dh, x, dw, optimize=True)
-    return np.einsum("ih,nhwc,jw->nijc", uh, small, uw, optimize=True)
+    down, up = (_area_matrix(hs, h), _area_matrix(ws, w)), (_area_matrix(h, hs), _area_matrix(w, ws))
+    return _resample_twice(x, down, up)
 
 
 @register_corruption(
