@@ -258,3 +258,52 @@ def test_frost_photographs():
     imgs = hd.load("cifar10c_frost")
     assert len(imgs) == 6 and all(a.dtype == np.uint8 and a.ndim == 3 and a.shape[2] == 3 for a in imgs)
     assert min(min(a.shape[:2]) for a in imgs) >= 32 * 5  # large enough for make_cifar_c's 0.2 rescale + 32x32 crop
+
+
+def test_read_conllu_user_file_universal_upos_and_unlabelled(tmp_path):
+    from helpers.data.pos import UNIVERSAL_TAGS, UPOS_TO_UNIVERSAL, read_conllu
+    from helpers.errors import DataNotFoundError, InputValidationError
+
+    rows = [
+        "# sent_id = s1", "# text = Don't stop now.",
+        "1-2\tDon't\t_\t_\t_\t_\t_\t_\t_\t_",
+        "1\tDo\tdo\tAUX\tVBP\t_\t3\taux\t_\t_", "2\tn't\tnot\tPART\tRB\t_\t3\tadvmod\t_\t_",
+        "3\tstop\tstop\tVERB\tVB\t_\t0\troot\t_\t_", "4\tnow\tnow\tADV\tRB\t_\t3\tadvmod\t_\t_",
+        "5\t.\t.\tPUNCT\t.\t_\t3\tpunct\t_\t_", "",
+        "1\tMary\tMary\tPROPN\tNNP\t_\t2\tnsubj\t_\t_", "2\tand\tand\tCCONJ\tCC\t_\t3\tcc\t_\t_",
+        "3\tif\tif\tSCONJ\tIN\t_\t0\troot\t_\t_", "",
+    ]  # fmt: skip
+    f = tmp_path / "mine.conllu"
+    f.write_text("\n".join(rows), encoding="utf-8")
+    uni = read_conllu(f)
+    assert uni == [
+        [("Do", "VERB"), ("n't", "PRT"), ("stop", "VERB"), ("now", "ADV"), (".", ".")],
+        [("Mary", "NOUN"), ("and", "CONJ"), ("if", "ADP")],
+    ]
+    assert read_conllu(f, tags="upos")[1] == [("Mary", "PROPN"), ("and", "CCONJ"), ("if", "SCONJ")]
+    assert read_conllu(f, tags="none") == [["Do", "n't", "stop", "now", "."], ["Mary", "and", "if"]]
+    assert set(UPOS_TO_UNIVERSAL.values()) == set(UNIVERSAL_TAGS) and len(UPOS_TO_UNIVERSAL) == 17
+    unlabelled = tmp_path / "raw.conllu"
+    unlabelled.write_text("1\tHello\t_\t_\t_\t_\t_\t_\t_\t_\n", encoding="utf-8")
+    assert read_conllu(unlabelled, tags="none") == [["Hello"]]
+    with pytest.raises(InputValidationError, match="tags='none'"):
+        read_conllu(unlabelled)
+    with pytest.raises(DataNotFoundError):
+        read_conllu(tmp_path / "missing.conllu")
+    with pytest.raises(InputValidationError, match="tags must be"):
+        read_conllu(f, tags="ptb")
+    (tmp_path / "empty.conllu").write_text("# nothing\n", encoding="utf-8")
+    with pytest.raises(InputValidationError, match="no sentences"):
+        read_conllu(tmp_path / "empty.conllu")
+
+
+@needs_data
+def test_upos_mapping_agrees_with_the_ptb_route_on_ewt(tmp_path):
+    """UD EWT test carries both UPOS and Penn XPOS: the two routes to the 12 tags agree on most words."""
+    from helpers.data.pos import UPOS_TO_UNIVERSAL
+
+    sents = hd.load("ud_ewt", part="test", full=True)
+    ptb = hd.load_universal_tagset(source="en-ptb")
+    pairs = [(UPOS_TO_UNIVERSAL[u], ptb.get(x, "X")) for s in sents for u, x in zip(s.upos, s.xpos)]
+    agree = np.mean([a == b for a, b in pairs])
+    assert len(pairs) == 25094 and agree > 0.95, agree

@@ -34,13 +34,24 @@ __all__ = [
     "load_universal_tagset",
     "to_universal",
     "load_ud_ewt",
+    "read_conllu",
     "UNIVERSAL_TAGS",
+    "UPOS_TO_UNIVERSAL",
 ]
 
 TaggedSentence = list[tuple[str, str]]
 
 #: The 12 tags of Petrov et al. (2012).
 UNIVERSAL_TAGS = ("VERB", "NOUN", "PRON", "ADJ", "ADV", "ADP", "CONJ", "DET", "NUM", "PRT", "X", ".")
+
+#: The 17 Universal Dependencies UPOS tags -> the 12 tags of Petrov et al. (2012), following how the en-ptb map
+#: treats the Penn tags behind each UPOS: PROPN -> NOUN (NNP), AUX -> VERB (MD and auxiliary VB*), SCONJ -> ADP
+#: (IN), CCONJ -> CONJ, PART -> PRT (TO, RP, POS), PUNCT -> ".", INTJ and SYM -> X (UH, SYM).
+UPOS_TO_UNIVERSAL = {
+    "NOUN": "NOUN", "PROPN": "NOUN", "VERB": "VERB", "AUX": "VERB", "ADJ": "ADJ", "ADV": "ADV", "PRON": "PRON",
+    "DET": "DET", "ADP": "ADP", "SCONJ": "ADP", "NUM": "NUM", "CCONJ": "CONJ", "PART": "PRT", "PUNCT": ".",
+    "INTJ": "X", "SYM": "X", "X": "X",
+}  # fmt: skip
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
@@ -307,3 +318,49 @@ def load_ud_ewt(*, part: str | None = None, tag: str = "upos", full: bool = Fals
             sents = parse_conllu(fh.read())
         out[p] = sents if full else [s.tagged(tag=tag) for s in sents]
     return out[part] if part is not None else out
+
+
+def read_conllu(path, *, tags: str = "universal") -> list[TaggedSentence] | list[list[str]]:
+    """A CoNLL-U file (plain or ``.gz``) as tagged sentences, for your own POS test sets.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A CoNLL-U file (10 tab-separated columns; multiword-token ranges and empty nodes are skipped).
+    tags : {"universal", "upos", "none"}, keyword-only
+        ``universal``: UPOS mapped to the 12 tags of Petrov et al. (2012) with :data:`UPOS_TO_UNIVERSAL`;
+        ``upos``: the 17 UD tags as they are; ``none``: words only (an unlabelled set: a list of word lists).
+
+    Raises
+    ------
+    DataNotFoundError
+        The file does not exist.
+    InputValidationError
+        A malformed line, an empty file, an unknown UPOS tag, or missing tags (``_``) when ``tags`` asks for them.
+    """
+    from pathlib import Path
+
+    from helpers.errors import DataNotFoundError
+
+    if tags not in ("universal", "upos", "none"):
+        raise InputValidationError(f"tags must be 'universal', 'upos' or 'none', got {tags!r}")
+    path = Path(path)
+    if not path.is_file():
+        raise DataNotFoundError(f"CoNLL-U file not found: {path}")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        sents = parse_conllu(fh.read())
+    if not sents:
+        raise InputValidationError(f"{path}: no sentences found (expected CoNLL-U)")
+    if tags == "none":
+        return [list(s.words) for s in sents]
+    out = []
+    for s in sents:
+        bad = sorted({t for t in s.upos if t not in UPOS_TO_UNIVERSAL})
+        if bad:
+            raise InputValidationError(
+                f"{path}: sentence {s.sent_id!r} has UPOS tags {bad} (expected the 17 UD tags; use tags='none' "
+                "for an unlabelled set)"
+            )
+        out.append([(w, UPOS_TO_UNIVERSAL[t] if tags == "universal" else t) for w, t in zip(s.words, s.upos)])
+    return out
