@@ -104,3 +104,29 @@ def test_cifar_setup_refuses_more_images_than_the_test_set():
     p = notebook_parameters("smoke", cifar_n_per_set=9500, cifar_n_reference=1000)
     with pytest.raises(InputValidationError, match="at most 10000"):
         cifar_setup(p)
+
+
+def test_paper_protocol_tables_per_backbone_and_labels():
+    from helpers.experiments.p5_mde import paper_protocol
+
+    f = _frame(backbones=("resnet20", "resnet32")).assign(setup="cifar10")
+    rep = correlation_table(f, measures=["MDE"])
+    tabs, sel, labels = paper_protocol(f, rep, {"MDE": {"spearman_rho": 0.99, "r2": 0.96}}, measures=["MDE"])
+    assert labels == ["in-sample (95 sets)", "in-sample, no noise (75 sets)"] and len(sel) == 190
+    assert tabs["resnet20"].loc["MDE", "paper R²"] == 0.96 and np.isnan(tabs["resnet32"].loc["MDE", "paper R²"])
+    assert tabs["resnet32"].loc["MDE", "R² in-sample (95 sets)"] > 0.99
+
+
+def test_temperature_scaled_report_fits_tau_then_correlates():
+    from helpers.experiments.p5_mde import temperature_scaled_report
+
+    rng = np.random.default_rng(0)
+    ref = rng.normal(size=(500, 10)) * 3
+    y = ref.argmax(1)
+    base = rng.normal(size=(200, 10))
+    sets = [base * s for s in (0.5, 1, 2, 3, 4)]  # one set at growing logit scales
+    tau, rep = temperature_scaled_report(sets, [0.2, 0.3, 0.5, 0.6, 0.7], reference_logits=ref, reference_labels=y)
+    assert tau == pytest.approx(fit_temperature(ref, y)) and tau < 1  # labels = argmax: sharpen
+    assert set(rep.measure) == {"spearman_rho", "r2"} and len(rep) == 6
+    rho = rep[(rep.score == "ConfScore (τ-scaled)") & (rep.measure == "spearman_rho")].value.iloc[0]
+    assert rho == pytest.approx(1.0)  # confidence grows with the logit scale, as the accuracies do

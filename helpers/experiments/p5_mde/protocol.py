@@ -26,7 +26,9 @@ __all__ = [
     "accuracy_grid",
     "collapse_by_type",
     "paper_table",
+    "paper_protocol",
     "fit_temperature",
+    "temperature_scaled_report",
 ]
 
 #: The four CIFAR-10-C noise types (reported separately: they collapse the shipped ResNets' predictions).
@@ -152,3 +154,72 @@ def fit_temperature(
 
     res = minimize_scalar(nll, bounds=tuple(np.log(bounds)), method="bounded", options={"xatol": 1e-6})
     return float(np.exp(res.x))
+
+
+def paper_protocol(
+    frame: pd.DataFrame,
+    report: pd.DataFrame,
+    paper: Mapping[str, Mapping[str, float]],
+    *,
+    paper_backbone: str = "resnet20",
+    require_all: bool = True,
+    measures: Sequence[str] | None = None,
+) -> tuple[dict[str, pd.DataFrame], pd.DataFrame, list[str]]:
+    """Notebook 05's paper-protocol tables for one setup's measure frame.
+
+    Fits every measure in-sample on the CIFAR-10-C sets (:func:`cifar10c_frame`) with and without
+    :data:`NOISE_TYPES` and builds :func:`paper_table` per backbone (paper values for ``paper_backbone`` only),
+    with the held-out protocol's columns from ``report`` (:func:`~.measures.correlation_table` of ``frame``).
+    ``measures`` defaults to every measure of :data:`~.measures.MEASURES`.
+
+    Returns
+    -------
+    (tables, selected, labels)
+        ``tables[backbone]``, the selected 95-set frame and the two protocol labels (``"in-sample (95 sets)"``,
+        ``"in-sample, no noise (75 sets)"``, with the actual counts).
+    """
+    from helpers.experiments.p5_mde.measures import MEASURES, correlation_table
+
+    measures = list(MEASURES if measures is None else measures)
+    full = cifar10c_frame(frame, require_all=require_all)
+    no_noise = cifar10c_frame(frame, exclude_types=NOISE_TYPES, require_all=require_all)
+    n_all, n_clean = (int(f.groupby("backbone").size().iloc[0]) for f in (full, no_noise))
+    reports = {
+        f"in-sample ({n_all} sets)": correlation_table(full, measures=measures),
+        f"in-sample, no noise ({n_clean} sets)": correlation_table(no_noise, measures=measures),
+    }
+    tables = {
+        bb: paper_table(paper if bb == paper_backbone else {}, reports, backbone=bb, heldout=report)
+        for bb in full.backbone.unique()
+    }
+    return tables, full, list(reports)
+
+
+def temperature_scaled_report(
+    logit_sets: Sequence[np.ndarray],
+    accuracies: Sequence[float],
+    *,
+    reference_logits: np.ndarray,
+    reference_labels: np.ndarray,
+    T: float = 1.0,
+) -> tuple[float, pd.DataFrame]:
+    """In-sample ρ / R² of MDE, AvgEnergy and ConfScore on ``logits / τ``, τ from :func:`fit_temperature` on the
+    labelled reference (a test of whether the logit scale of a checkpoint explains MDE's fit).
+
+    Returns ``(τ, report)`` with the report rows of :func:`~helpers.estimators.metaset.compare_measures` for the
+    fit split, measures ``spearman_rho`` and ``r2``.
+    """
+    from scipy.special import softmax
+
+    from helpers.estimators import average_energy, mde
+    from helpers.estimators.metaset import compare_measures
+
+    tau = fit_temperature(reference_logits, reference_labels)
+    z = [np.asarray(lg) / tau for lg in logit_sets]
+    scores = {
+        "MDE (τ-scaled)": [mde(lg, T=T, normalize=True) for lg in z],
+        "AvgEnergy (τ-scaled)": [average_energy(lg, T=T) for lg in z],
+        "ConfScore (τ-scaled)": [float(softmax(lg, axis=1).max(1).mean()) for lg in z],
+    }
+    rep = compare_measures(scores, np.asarray(accuracies), np.full(len(z), "fit"))
+    return tau, rep[(rep.split == "fit") & rep.measure.isin(["spearman_rho", "r2"])]
