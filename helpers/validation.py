@@ -31,8 +31,10 @@ def as_float_array(x, name: str) -> np.ndarray:
         arr = np.asarray(x)
     except Exception as exc:  # pragma: no cover - exotic inputs
         raise InputValidationError(f"{name}: could not convert {type(x).__name__} to an array ({exc})") from exc
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+    if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
         raise InputValidationError(f"{name}: expected a numeric array, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise InputValidationError(f"{name}: expected real numbers, got complex dtype {arr.dtype}")
     if arr.dtype not in (np.float32, np.float64):
         arr = arr.astype(np.float64)
     return arr

@@ -47,8 +47,12 @@ def softmax(logits: np.ndarray, *, T: float = 1.0) -> np.ndarray:
     Keeps float32 inputs in float32; makes exactly one (n, K) temporary, which is returned.
     """
     z = np.asarray(logits)
-    out = z / T if T != 1.0 else z.copy()
-    out -= out.max(axis=1, keepdims=True)
+    if not np.issubdtype(z.dtype, np.floating):
+        z = z.astype(np.float64)
+    with np.errstate(over="ignore"):  # z - max may reach -inf (-> probability 0) for logits near the float max
+        out = z - z.max(axis=1, keepdims=True)  # shift before dividing: z / T overflows for huge z and T < 1
+        if T != 1.0:
+            out /= T
     np.exp(out, out=out)
     out /= out.sum(axis=1, keepdims=True)
     return out
@@ -57,12 +61,16 @@ def softmax(logits: np.ndarray, *, T: float = 1.0) -> np.ndarray:
 def logsumexp_rows(logits: np.ndarray, *, T: float = 1.0) -> np.ndarray:
     """``T * logsumexp(logits / T)`` per row, as float64 of shape (n,); stable for any logit scale."""
     z = np.asarray(logits)
-    tmp = z / T if T != 1.0 else z.copy()
-    m = tmp.max(axis=1, keepdims=True)
-    tmp -= m
+    if not np.issubdtype(z.dtype, np.floating):
+        z = z.astype(np.float64)
+    m = z.max(axis=1, keepdims=True)
+    with np.errstate(over="ignore"):  # z - m may reach -inf (a zero term) for logits near the float max
+        tmp = z - m  # shift before dividing by T: z / T overflows for logits near the float max and T < 1
+        if T != 1.0:
+            tmp /= T
     np.exp(tmp, out=tmp)
     s = tmp.sum(axis=1, dtype=np.float64)
-    return T * (m[:, 0].astype(np.float64) + np.log(s))
+    return m[:, 0].astype(np.float64) + T * np.log(s)
 
 
 def max_prob(probs: np.ndarray) -> np.ndarray:
@@ -131,10 +139,25 @@ def resolve_confidence(
     kind = _exactly_one(where, logits=logits, probs=probs, confidence=confidence)
     if kind == "confidence":
         return check_vector(confidence, "confidence").astype(np.float64, copy=False), None
-    if kind == "logits" and score == "mc":
-        return max_prob_from_logits(check_logits(logits, "logits")), None
+    if kind == "logits":
+        return _scores_from_logits(logits, score=score, eps=eps)
     p = resolve_probs(logits=logits, probs=probs, where=where)
     return (max_prob(p) if score == "mc" else negative_entropy_rows(p, eps=eps)), p
+
+
+def _scores_from_logits(logits: Any, *, score: str, eps: float) -> tuple[np.ndarray, np.ndarray | None]:
+    """Score per row from logits, computed in float64 whatever the logits' dtype.
+
+    A float32 softmax rounds the top probability to exactly 1.0 once the top logit leads by ~17, so a score
+    computed from float32 probabilities on one side (fit) and float64 on the other (estimate) disagree on every
+    confident example; both sides therefore go through this function.
+    Returns (scores, probs or None): the float64 prob matrix when it was formed (``score="ne"``).
+    """
+    z = check_logits(logits, "logits").astype(np.float64, copy=False)
+    if score == "mc":
+        return max_prob_from_logits(z), None
+    p = softmax(z)
+    return negative_entropy_rows(p, eps=eps), p
 
 
 def resolve_correct(
@@ -158,7 +181,16 @@ def resolve_correct(
             return check_binary(correct, "correct", n=n)
         raise InputValidationError(f"{where}: labels= is required with logits=/probs=")
     y = check_labels(labels, "labels", n_classes=probs.shape[1], n=n)
-    return probs.argmax(axis=1) == y
+    ok = probs.argmax(axis=1) == y
+    if correct is not None:
+        given = check_binary(correct, "correct", n=n)
+        n_bad = int((given != ok).sum())
+        if n_bad:
+            raise InputValidationError(
+                f"{where}: labels= and correct= disagree on {n_bad} of {n} examples (correct= must equal "
+                "argmax == labels); pass only one of them"
+            )
+    return ok
 
 
 def resolve_reference(
@@ -183,8 +215,12 @@ def resolve_reference(
             probs=None, labels=labels, correct=correct, n=s.shape[0], used_confidence=True, where=where
         )
         return s, ok
-    p = resolve_probs(logits=logits, probs=probs, where=where)
-    s = max_prob(p) if score == "mc" else negative_entropy_rows(p, eps=eps)
+    if kind == "logits":
+        s, _ = _scores_from_logits(logits, score=score, eps=eps)
+        p = check_logits(logits, "logits")  # argmax of the logits = argmax of the probabilities
+    else:
+        p = resolve_probs(logits=logits, probs=probs, where=where)
+        s = max_prob(p) if score == "mc" else negative_entropy_rows(p, eps=eps)
     ok = resolve_correct(
         probs=p, labels=labels, correct=correct, n=s.shape[0], used_confidence=False, where=where
     )
@@ -218,7 +254,7 @@ def check_bootstrap_params(n_boot: Any, level: Any) -> None:
         raise InputValidationError(f"n_boot: expected an integer >= 2, got {n_boot!r}")
     lv = float(level)
     if not 0.0 < lv < 1.0:
-        raise InputValidationError(f"level: expected a confidence level in (0, 1), got {level!r}")
+        raise InputValidationError(f"level: must be in (0, 1) (e.g. 0.95 for 95 %), got {level!r}")
 
 
 def apply_regressor(regressor: Any, scores: np.ndarray) -> np.ndarray:
@@ -251,7 +287,9 @@ class LabelFreeEstimator(BaseEstimator):
 
     Subclasses implement ``_prepare_target(**target) -> Prepared`` and ``_point(prep) -> float``, plus, for
     the bootstrap, either ``_columns(prep) -> (n, m)`` with ``_from_means((B, m), prep) -> (B,)`` (the statistic
-    is a function of column means: the bootstrap becomes a matrix product with multinomial counts) or
+    is a function of column means: the bootstrap becomes a matrix product with multinomial counts), or
+    ``_resampled(rows) -> (B,)`` (the statistic of each row of a (B, n) block of resampled per-example values,
+    ``_resample_values(prep)``: for statistics such as a log-sum-exp that are not functions of plain means), or
     ``_weighted(prep, counts) -> float`` (the statistic recomputed with per-example integer weights).
 
     ``output = "accuracy"``: the value is an accuracy (clipped to [0, 1]; the unclipped value is kept in
@@ -277,6 +315,12 @@ class LabelFreeEstimator(BaseEstimator):
     def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _resample_values(self, prep: Prepared) -> np.ndarray | None:
+        return None
+
+    def _resampled(self, rows: np.ndarray, prep: Prepared) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
     def _weighted(self, prep: Prepared, counts: np.ndarray) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -299,6 +343,8 @@ class LabelFreeEstimator(BaseEstimator):
     def _finish(self, prep: Prepared, *, interval: bool) -> Estimate:
         from helpers.estimators.bootstrap import bootstrap_replicates, percentile_interval
 
+        if not isinstance(interval, (bool, np.bool_)):
+            raise InputValidationError(f"interval: expected True or False, got {interval!r}")
         value = float(self._point(prep))
         details: dict[str, Any] = dict(prep.details)
         lower = upper = None

@@ -119,7 +119,10 @@ def _threshold(s: np.ndarray, ok: np.ndarray, rule: str) -> float:
 def atc_accuracy(target_scores: Any, threshold: float) -> float:
     """ATC estimate: the fraction of target scores ``>= threshold``."""
     s = check_vector(target_scores, "target_scores")
-    return float((s >= threshold).mean())
+    t = float(threshold)
+    if np.isnan(t):
+        raise InputValidationError("threshold: expected a number (or inf for 'no example passes'), got nan")
+    return float((s >= t).mean())
 
 
 class ATC(LabelFreeEstimator):

@@ -13,6 +13,8 @@ Three routes, chosen by the estimator:
 * **function of column means** (Avg Conf, DoC, entropy, Avg Energy, MDE, small-K nuclear norm and Fréchet):
   multinomial counts ``C`` (n_boot x n, built chunk by chunk from one block of random indices) times the
   per-example columns ``X`` (n x m) give all resampled means in one matrix product ``C @ X / n``;
+* **a function of the resampled values themselves** (MDE: a log-sum-exp over the resample, stabilised by each
+  resample's own maximum so no replicate underflows): the statistic of each row of a block of resampled values;
 * **anything else** (COT, large-K nuclear norm / Fréchet): one recomputation per replicate with integer
   per-example weights (the counts), so no resampled copy of the data is made.
 """
@@ -24,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from helpers.errors import InputValidationError
 from helpers.estimators._common import LabelFreeEstimator, Prepared, check_bootstrap_params
 
 __all__ = [
@@ -51,6 +54,7 @@ class BootstrapResult:
 
 def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     """Percentile interval ``(q_{(1-level)/2}, q_{(1+level)/2})`` of bootstrap replicates (nan ones dropped)."""
+    _check_level(level)
     r = np.asarray(replicates, dtype=np.float64)
     r = r[np.isfinite(r)]
     if r.size == 0:
@@ -58,6 +62,18 @@ def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> tuple[fl
     alpha = (1.0 - level) / 2.0
     lo, hi = np.quantile(r, [alpha, 1.0 - alpha])
     return float(lo), float(hi)
+
+
+def _check_level(level: Any) -> None:
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)):
+        raise InputValidationError(f"level: expected a number in (0, 1), got {level!r}")
+    if not 0.0 < float(level) < 1.0:
+        raise InputValidationError(f"level: must be in (0, 1) (e.g. 0.95 for 95 %), got {level!r}")
+
+
+def _check_n_boot(n_boot: Any) -> None:
+    if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 1:
+        raise InputValidationError(f"n_boot: expected a positive integer, got {n_boot!r}")
 
 
 def _counts_block(rng: np.random.Generator, n: int, n_rep: int) -> np.ndarray:
@@ -77,6 +93,7 @@ def resampled_means(
     (m <= 4) the means come from gathering the resampled values; with more columns, from multinomial counts
     (``bincount`` of the block) times the columns, one matrix product per block.
     """
+    _check_n_boot(n_boot)
     x = np.asarray(columns)
     if x.ndim == 1:
         x = x[:, None]
@@ -98,6 +115,20 @@ def resampled_means(
     return out
 
 
+def _row_statistics(estimator, prep, values: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """The statistic ``estimator._resampled(rows, prep)`` of ``n_boot`` resamples of ``values`` (n,), drawn in
+    blocks of at most 2**23 values; the same index draws as :func:`resampled_means`' gather route."""
+    n = values.shape[0]
+    out = np.empty(n_boot, dtype=np.float64)
+    step = max(1, min(n_boot, _BLOCK // max(n, 1)))
+    dtype = np.int32 if n < 2**31 else np.int64
+    for start in range(0, n_boot, step):
+        stop = min(n_boot, start + step)
+        idx = rng.integers(0, n, size=(stop - start, n), dtype=dtype)
+        out[start:stop] = estimator._resampled(np.take(values, idx), prep)
+    return out
+
+
 def bootstrap_replicates(
     estimator: LabelFreeEstimator,
     prep: Prepared,
@@ -108,6 +139,9 @@ def bootstrap_replicates(
     """Replicates of the estimator's raw value (accuracy or score) on ``n_boot`` resamples of the target."""
     rng = np.random.default_rng(random_state)
     n = prep.n
+    values = estimator._resample_values(prep)
+    if values is not None:
+        return _row_statistics(estimator, prep, np.asarray(values, dtype=np.float64), n_boot, rng)
     cols = estimator._columns(prep)
     if cols is not None:
         if estimator.binary_columns:

@@ -51,7 +51,13 @@ __all__ = [
 def _conf_vector(x: Any, name: str) -> np.ndarray:
     """(n, K) probabilities -> max prob; (n,) confidences -> as is."""
     if np.ndim(x) == 1:
-        return check_vector(x, name).astype(np.float64, copy=False)
+        c = check_vector(x, name).astype(np.float64, copy=False)
+        if c.min() < 0.0 or c.max() > 1.0:
+            raise InputValidationError(
+                f"{name}: expected confidences (probabilities) in [0, 1], got values in [{c.min():.4g}, "
+                f"{c.max():.4g}]; pass softmax probabilities, not logits"
+            )
+        return c
     return max_prob(check_probs(x, name))
 
 

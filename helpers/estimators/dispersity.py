@@ -295,6 +295,11 @@ class FrechetDistance(LabelFreeEstimator):
 
     def _prepare_target(self, *, features=None, logits=None, probs=None) -> Prepared:
         x, kind = _features("FrechetDistance.estimate", features, logits, probs)
+        if kind != self.input_kind_:
+            raise InputValidationError(
+                f"FrechetDistance.estimate: fit used {self.input_kind_}=, the target came as {kind}=; "
+                f"pass the target as {self.input_kind_}= (distances between different spaces are meaningless)"
+            )
         if x.shape[1] != self.n_classes_:
             raise InputValidationError(
                 f"feature-dimension mismatch: the reference passed to fit had {self.n_classes_} columns, "

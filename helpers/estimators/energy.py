@@ -185,10 +185,9 @@ class MDE(_EnergyEstimator):
 
     def _prepare_target(self, *, logits=None, probs=None) -> Prepared:
         E = self._energy(logits, probs)
-        m = float(E.max())
         return Prepared(
             n=E.shape[0],
-            arrays={"E": E, "w": np.exp(E - m)},
+            arrays={"E": E},
             details={
                 "T": float(self.T),
                 "normalized": bool(self.normalize),
@@ -202,11 +201,12 @@ class MDE(_EnergyEstimator):
     def _point(self, prep: Prepared) -> float:
         return _mde_from_energy(prep.arrays["E"]) - self._offset(prep.n)
 
-    def _columns(self, prep: Prepared) -> np.ndarray:
-        return np.column_stack([prep.arrays["E"], prep.arrays["w"]])
+    def _resample_values(self, prep: Prepared) -> np.ndarray:
+        return prep.arrays["E"]
 
-    def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
-        # resample of size n: logsumexp = shift + log(n * mean(exp(E - shift))); mean(E) = means[:, 0]
-        shift = float(prep.arrays["E"].max())
-        lse = shift + np.log(prep.n * means[:, 1])
-        return lse - means[:, 0] - self._offset(prep.n)
+    def _resampled(self, rows: np.ndarray, prep: Prepared) -> np.ndarray:
+        # each resample's log-sum-exp is shifted by that resample's own max energy: a shift by the full set's
+        # max underflows every resample that misses an energy ~745 above the rest (exp(-745) = 0 in float64)
+        m = rows.max(axis=1, keepdims=True)
+        lse = m[:, 0] + np.log(np.exp(rows - m).sum(axis=1))
+        return lse - rows.mean(axis=1) - self._offset(prep.n)
