@@ -43,6 +43,11 @@ class Registry(Generic[T]):
             raise ValueError(f"{self.kind} {name!r} is already registered")
         self._items[name] = obj
 
+    def unregister(self, name: str) -> T:
+        """Remove ``name`` and return what was registered under it."""
+        self.get(name)  # UnknownNameError listing the known names
+        return self._items.pop(name)
+
     def get(self, name: str) -> T:
         try:
             return self._items[name]

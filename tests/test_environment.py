@@ -5,8 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import tomllib
+import pytest
 import yaml
+
+try:  # Python >= 3.11
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the tomli backport, if installed (the test is skipped otherwise)
+    tomllib = pytest.importorskip("tomli")
 
 REPO = Path(__file__).resolve().parent.parent
 

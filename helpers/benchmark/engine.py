@@ -32,6 +32,7 @@ through :meth:`BenchmarkResult.add_rows` with the same columns.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Iterable, Sequence
@@ -43,7 +44,7 @@ import pandas as pd
 
 from helpers.benchmark.task import ShiftTask
 from helpers.errors import InputValidationError, UnknownNameError
-from helpers.estimators import MetaSetRegression, get_estimator
+from helpers.estimators import MetaSetRegression, get_estimator, list_estimators
 
 __all__ = [
     "ACCURACY_METHODS",
@@ -94,10 +95,38 @@ COLUMNS = [
 ]
 
 
+def _is_custom(method: str) -> bool:
+    """A name added with :func:`helpers.estimators.register_estimator` (not one of :data:`DEFAULT_METHODS`)."""
+    return method not in DEFAULT_METHODS and method in list_estimators()
+
+
+def _build(method: str, *, n_boot: int, level: float, seed: int) -> Any:
+    """The estimator behind ``method``; a registered estimator gets the bootstrap settings if it takes them."""
+    if not _is_custom(method):
+        return get_estimator(method, n_boot=n_boot, level=level, random_state=seed)
+    est = get_estimator(method)
+    if hasattr(est, "set_params") and hasattr(est, "get_params"):
+        settings = {"n_boot": n_boot, "level": level, "random_state": seed}
+        est.set_params(**{k: v for k, v in settings.items() if k in est.get_params(deep=False)})
+    return est
+
+
+def _is_score(method: str, est: Any = None) -> bool:
+    """Score-type methods are mapped to accuracy by a regression on the task's meta-set."""
+    if method in SCORE_METHODS:
+        return True
+    if _is_custom(method):
+        est = get_estimator(method) if est is None else est
+        return getattr(est, "output", "accuracy") == "score"
+    return False
+
+
 def applicable(task: ShiftTask, method: str) -> tuple[bool, str]:
     """Whether ``method`` can run on ``task`` and, if not, why (an empty reason when it can)."""
-    if method not in DEFAULT_METHODS:
-        raise UnknownNameError("benchmark method", method, DEFAULT_METHODS)
+    if method not in DEFAULT_METHODS and not _is_custom(method):
+        raise UnknownNameError("benchmark method", method, DEFAULT_METHODS + tuple(list_estimators()))
+    if _is_custom(method):
+        return (False, "no meta-set to regress the score on") if _is_score(method) and not task.meta else (True, "")
     if method == "agreement" and not task.partner:
         return False, "no partner-model logits"
     if method in SCORE_METHODS:
@@ -111,7 +140,9 @@ def applicable(task: ShiftTask, method: str) -> tuple[bool, str]:
 
 
 def _inputs(task: ShiftTask, method: str, set_name: str, logits: np.ndarray) -> dict[str, Any]:
-    """Keyword arguments of ``estimate`` for one set."""
+    """Keyword arguments of ``estimate`` for one set (a registered estimator gets the common contract's)."""
+    if _is_custom(method):
+        return {"logits": logits, "features": task.features[set_name] if task.features else None}
     if method == "agreement":
         return {"logits": logits, "other_logits": task.partner[set_name]}
     if method == "frechet":
@@ -121,6 +152,9 @@ def _inputs(task: ShiftTask, method: str, set_name: str, logits: np.ndarray) -> 
 
 def _fit(task: ShiftTask, method: str, est: Any) -> Any:
     ref = task.reference
+    if _is_custom(method):
+        features = task.features["reference"] if task.features else None
+        return est.fit(logits=ref.logits, labels=ref.labels, features=features)
     if method == "frechet":
         return est.fit(**_inputs(task, method, "reference", ref.logits))
     if method in ("doc", "maxprob", "atc_mc", "atc_ne", "cot", "average_confidence"):
@@ -130,21 +164,25 @@ def _fit(task: ShiftTask, method: str, est: Any) -> Any:
 
 def _run_method(task: ShiftTask, method: str, *, n_boot: int, level: float, seed: int) -> list[dict]:
     t0 = time.perf_counter()
-    est = get_estimator(method, n_boot=n_boot, level=level, random_state=seed)
+    est = _build(method, n_boot=n_boot, level=level, seed=seed)
     est = _fit(task, method, est)
     regressor = None
-    if method in SCORE_METHODS:
+    if _is_score(method, est):
         names = sorted(task.meta)
         scores = [est.estimate(**_inputs(task, method, m, task.meta[m].logits)).score for m in names]
         accs = [task.meta[m].accuracy for m in names]
         regressor = MetaSetRegression().fit(scores=scores, accuracies=accs)
-        est.regressor = regressor.predict  # a callable score -> accuracy (clipping happens in the estimator)
+        if not _is_custom(method) or "regressor" in getattr(est, "get_params", dict)():
+            est.regressor = regressor.predict  # a callable score -> accuracy (clipping happens in the estimator)
     setup = time.perf_counter() - t0
     rows = []
     n_targets = len(task.targets)
     for set_name, target in task.targets.items():
         t1 = time.perf_counter()
         e = est.estimate(**_inputs(task, method, set_name, target.logits), interval=True)
+        if regressor is not None and not np.isfinite(e.accuracy):  # a registered score without a regressor slot
+            acc = float(np.clip(regressor.predict(np.array([e.score])).ravel()[0], 0.0, 1.0))
+            e = dataclasses.replace(e, accuracy=acc, lower=None, upper=None)
         secs = time.perf_counter() - t1 + setup / n_targets
         rows.append(
             _row(
@@ -364,9 +402,9 @@ def _check_args(tasks, methods, n_boot, level) -> tuple[list[ShiftTask], list[st
     methods = list(DEFAULT_METHODS if methods is None else methods)
     if not methods:
         raise InputValidationError("methods: expected at least one method name, got none")
-    unknown = [m for m in methods if m not in DEFAULT_METHODS]
+    unknown = [m for m in methods if m not in DEFAULT_METHODS and not _is_custom(m)]
     if unknown:
-        raise UnknownNameError("benchmark method", unknown[0], DEFAULT_METHODS)
+        raise UnknownNameError("benchmark method", unknown[0], DEFAULT_METHODS + tuple(list_estimators()))
     if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 2:
         raise InputValidationError(f"n_boot: expected an integer >= 2, got {n_boot!r}")
     if not 0.0 < float(level) < 1.0:
@@ -390,7 +428,10 @@ def run_benchmark(
     tasks : sequence of ShiftTask
         Unique names.
     methods : sequence of str, optional
-        Subset of :data:`DEFAULT_METHODS` (default: all); inapplicable ones are listed in ``result.skipped``.
+        Names of :data:`DEFAULT_METHODS` (default: all of them) and/or estimators added with
+        :func:`helpers.estimators.register_estimator` (fitted with ``fit(logits=, labels=, features=)`` on the
+        reference, estimated with ``estimate(logits=, features=, interval=True)``; one with ``output = "score"``
+        is regressed on the meta-set); inapplicable ones are listed in ``result.skipped``.
     n_boot, level : int, float
         Bootstrap resamples and interval level.
     seed : int

@@ -6,13 +6,14 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from helpers.errors import NotFittedError
+from helpers.errors import InputValidationError, NotFittedError
 
 __all__ = ["Estimate", "BaseEstimator"]
 
@@ -56,17 +57,89 @@ class Estimate:
         return pd.DataFrame([self.to_dict()])
 
 
+#: keyword arguments every estimator's ``fit`` / ``estimate`` accepts (those a method does not use are ignored)
+FIT_ARGUMENTS = ("logits", "probs", "labels", "features")
+ESTIMATE_ARGUMENTS = ("logits", "probs", "features", "interval")
+
+
+def _accept_common(method, common: tuple[str, ...]):
+    """Wrap ``method`` so that it also accepts the common keyword arguments it does not declare (and drops them).
+
+    The wrapper's signature is the method's plus those arguments (keyword-only, default None), so ``help()`` and
+    ``inspect.signature`` show the whole contract.
+    """
+    sig = inspect.signature(method)
+    params = sig.parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return method
+    extra = tuple(c for c in common if c not in params)
+    if not extra:
+        return method
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        for name in extra:
+            kwargs.pop(name, None)
+        return method(self, *args, **kwargs)
+
+    added = [inspect.Parameter(c, inspect.Parameter.KEYWORD_ONLY, default=None) for c in extra]
+    wrapper.__signature__ = sig.replace(parameters=[*params.values(), *added])
+    return wrapper
+
+
 class BaseEstimator:
-    """Parameters in ``__init__`` (stored as-is), ``fit`` returns self, fitted attributes end in ``_``."""
+    """Parameters in ``__init__`` (stored as-is), ``fit`` returns self, fitted attributes end in ``_``.
+
+    The common contract: every subclass's ``fit`` accepts ``logits=, probs=, labels=, features=`` and its
+    ``estimate`` accepts ``logits=, probs=, features=, interval=`` (all keyword-only); the ones a method does not
+    use are ignored (a method that *needs* one says so when it is missing).  scikit-learn's parameter API is
+    followed, so :func:`sklearn.base.clone` works: ``get_params(deep=True)``, ``set_params(**params)``.
+    """
 
     name: str = "base"
 
-    def get_params(self) -> dict[str, Any]:
-        sig = inspect.signature(type(self).__init__)
-        return {p: getattr(self, p) for p in sig.parameters if p != "self" and hasattr(self, p)}
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for meth, common in (("fit", FIT_ARGUMENTS), ("estimate", ESTIMATE_ARGUMENTS)):
+            if meth in cls.__dict__:
+                setattr(cls, meth, _accept_common(cls.__dict__[meth], common))
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [
+            p.name
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
+        ]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The ``__init__`` parameters and their current values (``deep`` adds ``name__param`` of nested
+        estimators, as in scikit-learn)."""
+        out = {p: getattr(self, p) for p in self._param_names() if hasattr(self, p)}
+        if deep:
+            for k, v in list(out.items()):
+                if hasattr(v, "get_params") and not isinstance(v, type):
+                    out.update({f"{k}__{kk}": vv for kk, vv in v.get_params(deep=True).items()})
+        return out
+
+    def set_params(self, **params: Any) -> BaseEstimator:
+        """Set ``__init__`` parameters (``name__param`` for nested estimators); returns self."""
+        valid = self._param_names()
+        for key, value in params.items():
+            head, _, rest = key.partition("__")
+            if head not in valid:
+                raise InputValidationError(
+                    f"{key}: not a parameter of {type(self).__name__}; expected one of {sorted(valid)}"
+                )
+            if rest:
+                getattr(self, head).set_params(**{rest: value})
+            else:
+                setattr(self, head, value)
+        return self
 
     def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
         return f"{type(self).__name__}({params})"
 
     def _check_fitted(self, *attrs: str) -> None:

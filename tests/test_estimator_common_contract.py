@@ -1,0 +1,107 @@
+"""One contract for every registered estimator: the common fit/estimate keywords, scikit-learn's parameter API
+(``clone``), and a user's own estimator in the benchmark's head-to-head."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from helpers.benchmark import ShiftTask, run_benchmark
+from helpers.errors import InputValidationError
+from helpers.estimators import ESTIMATORS, Estimate, get_estimator, list_estimators, register_estimator
+from helpers.estimators.base import ESTIMATE_ARGUMENTS, FIT_ARGUMENTS, BaseEstimator
+
+RNG = np.random.default_rng(0)
+Z = RNG.normal(size=(120, 4))
+Y = RNG.integers(0, 4, 120)
+Z[np.arange(120), Y] += 2.0
+FEATURES = RNG.normal(size=(120, 5))
+
+
+def _extra(name: str) -> dict:
+    return {"other_logits": Z + RNG.normal(size=Z.shape)} if name == "agreement" else {}
+
+
+@pytest.mark.parametrize("name", list_estimators())
+def test_every_registered_estimator_takes_the_common_keywords(name):
+    est = get_estimator(name)
+    fit_sig, est_sig = inspect.signature(est.fit).parameters, inspect.signature(est.estimate).parameters
+    assert set(FIT_ARGUMENTS) <= set(fit_sig) and set(ESTIMATE_ARGUMENTS) <= set(est_sig)
+    # the README's call, with every common keyword given: what a method does not need is ignored
+    out = est.fit(logits=Z, probs=None, labels=Y, features=None)
+    assert out is est
+    res = est.estimate(logits=Z, probs=None, features=None, interval=True, **_extra(name))
+    assert isinstance(res, Estimate) and res.n == 120
+    value = res.accuracy if np.isfinite(res.accuracy) else res.score
+    assert np.isfinite(value)
+
+
+@pytest.mark.parametrize("name", list_estimators())
+def test_every_registered_estimator_clones(name):
+    est = get_estimator(name, n_boot=37)
+    twin = clone(est)
+    assert type(twin) is type(est) and twin is not est
+    assert twin.get_params(deep=False) == est.get_params(deep=False)
+    assert twin.set_params(n_boot=11) is twin and twin.n_boot == 11 and est.n_boot == 37
+    with pytest.raises(InputValidationError, match="not a parameter"):
+        twin.set_params(no_such_thing=1)
+
+
+def test_fitted_clone_gives_the_same_estimate():
+    est = get_estimator("atc_mc").fit(logits=Z[:60], labels=Y[:60])
+    twin = clone(est).fit(logits=Z[:60], labels=Y[:60])
+    assert twin.estimate(logits=Z[60:]).accuracy == est.estimate(logits=Z[60:]).accuracy
+
+
+def test_a_method_that_needs_an_argument_still_says_so():
+    with pytest.raises(InputValidationError, match="logits"):
+        get_estimator("mde").fit(features=FEATURES)
+
+
+class MeanTopLogitGap(BaseEstimator):
+    """A user's estimator: accuracy = reference accuracy shifted by the change in mean top-2 logit gap (toy)."""
+
+    name = "gap"
+
+    def __init__(self, *, scale: float = 0.05):
+        self.scale = scale
+
+    @staticmethod
+    def _gap(z):
+        s = np.sort(z, axis=1)
+        return float((s[:, -1] - s[:, -2]).mean())
+
+    def fit(self, *, logits, labels):
+        self.ref_acc_ = float((logits.argmax(1) == labels).mean())
+        self.ref_gap_ = self._gap(logits)
+        return self
+
+    def estimate(self, *, logits, interval=False):
+        acc = float(np.clip(self.ref_acc_ + self.scale * (self._gap(logits) - self.ref_gap_), 0, 1))
+        return Estimate(method=self.name, accuracy=acc, n=len(logits))
+
+
+def test_register_estimator_enters_run_benchmark():
+    def make(n, shift, seed):
+        rng = np.random.default_rng(seed)
+        y = rng.integers(0, 3, n)
+        z = rng.normal(size=(n, 3))
+        z[np.arange(n), y] += 2.5 - shift
+        return z, y
+
+    task = ShiftTask("toy", "fam", make(200, 0, 1), {"a": make(200, 0.5, 2), "b": make(200, 1.5, 3)})
+    register_estimator("my_gap", MeanTopLogitGap)
+    try:
+        res = run_benchmark([task], methods=["my_gap", "doc"], n_boot=20, progress=False).to_df()
+    finally:
+        ESTIMATORS.unregister("my_gap")
+    mine = res[res.method == "my_gap"].set_index("set")
+    by_hand = MeanTopLogitGap().fit(logits=task.reference.logits, labels=task.reference.labels)
+    for s in ("a", "b"):
+        assert mine.loc[s, "estimate"] == pytest.approx(
+            by_hand.estimate(logits=task.targets[s].logits).accuracy
+        )
+    assert set(res.method) == {"my_gap", "doc"}
