@@ -26,6 +26,31 @@ def _parse_param(text: str) -> tuple[str, Any]:
     return key.strip(), yaml.safe_load(value)
 
 
+#: parameter-name endings whose string values are file or folder paths
+_PATH_SUFFIXES = ("_path", "_paths", "_dir", "_file", "_files", "_sets")
+
+
+def _absolute_paths(params: dict[str, Any]) -> dict[str, Any]:
+    """Relative paths in ``-p`` values, resolved against the directory the command was run from.
+
+    The notebooks execute in ``notebooks/``, so a relative path would otherwise point elsewhere.  A string (or a
+    list of strings) is made absolute when the parameter's name ends in a path suffix (``byod_path``,
+    ``extra_test_sets``, ...) or when it names a file or folder that exists here; URLs and other values are kept.
+    """
+    from pathlib import Path
+
+    def fix(key: str, v: Any) -> Any:
+        if isinstance(v, list):
+            return [fix(key, x) for x in v]
+        if not isinstance(v, str) or not v or "://" in v or Path(v).expanduser().is_absolute():
+            return v
+        if key.endswith(_PATH_SUFFIXES) or Path(v).exists():
+            return str(Path(v).expanduser().resolve())
+        return v
+
+    return {k: fix(k, v) for k, v in params.items()}
+
+
 def _report(profile: str, *, readme: bool) -> int:
     """Write the summary (and, for the default profile, the README's results section) and say where."""
     from helpers.paths import REPO_ROOT, figures_dir
@@ -51,7 +76,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     runs = runner.run_notebooks(
         profile=args.profile,
         only=args.only,
-        parameters=dict(args.param or []),
+        parameters=_absolute_paths(dict(args.param or [])),
         resume=args.resume,
         kernel_name=args.kernel,
         timeout=args.timeout,
@@ -111,6 +136,17 @@ def main(argv: list[str] | None = None) -> int:
     except HelpersError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        from helpers.runner import CURRENT
+
+        where = f" while running {CURRENT['notebook']}" if CURRENT.get("notebook") else ""
+        profile = getattr(args, "profile", "default")
+        print(
+            f"\ninterrupted{where}; finished notebooks and caches are kept -- resume with: "
+            f"python -m helpers run --profile {profile} --resume",
+            file=sys.stderr,
+        )
+        return 130
 
 
 if __name__ == "__main__":

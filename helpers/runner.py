@@ -11,8 +11,8 @@ Every notebook has a cell tagged ``parameters``.  The runner refuses a parameter
 declare (:class:`~helpers.errors.ProfileError`), passes ``profile`` when the notebook declares it, writes the
 executed notebook to ``<runs>/<profile>/<stem>.ipynb`` (git-ignored), goes on past a failing notebook,
 reports which notebook and cell failed, and writes ``<runs>/<profile>/run_status.json`` after every notebook
-so an interrupted batch can be resumed with ``resume=True`` (finished notebooks whose source and
-parameters are unchanged are skipped).
+so an interrupted batch can be resumed with ``resume=True`` (finished notebooks whose source, parameters,
+``helpers`` code and data files are unchanged are skipped).
 """
 
 from __future__ import annotations
@@ -62,6 +62,35 @@ class NotebookRun:
     params_sha256: str = ""
     finished_at: str = ""  # UTC, ISO 8601
     load_avg: float | None = None  # 1-minute load average at the end (timings on a shared CPU depend on it)
+    code_sha256: str = ""  # the helpers package's source (see inputs_fingerprint)
+    data_sha256: str = ""  # the data folder's files (see inputs_fingerprint)
+
+
+#: the notebook being executed right now (for the one-line message on Ctrl-C)
+CURRENT: dict[str, str] = {}
+
+
+def inputs_fingerprint() -> dict[str, str]:
+    """Fingerprints of what a notebook's results depend on besides its source and parameters.
+
+    ``code_sha256``: sha256 over every ``helpers/**/*.py`` file (path and content).  ``data_sha256``: sha256 over
+    every file under the data folder (``$HELPERS_DATA``) by relative path, size and modification time (reading
+    gigabytes of data at every resume would cost minutes; ``python -m helpers data check`` verifies contents).
+    """
+    from helpers.paths import data_dir
+
+    code = hashlib.sha256()
+    pkg = REPO_ROOT / "helpers"
+    for f in sorted(pkg.rglob("*.py")):
+        code.update(str(f.relative_to(pkg)).encode() + b"\0" + f.read_bytes() + b"\0")
+    data = hashlib.sha256()
+    root = data_dir()
+    if root.is_dir():
+        for f in sorted(root.rglob("*")):
+            if f.is_file():
+                st = f.stat()
+                data.update(f"{f.relative_to(root)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return {"code_sha256": code.hexdigest(), "data_sha256": data.hexdigest()}
 
 
 def notebooks_dir() -> Path:
@@ -206,7 +235,9 @@ def run_notebook(
         output=str(output),
         source_sha256=_sha256(notebook.read_bytes()),
         params_sha256=_sha256(json.dumps(params, sort_keys=True, default=str).encode()),
+        **inputs_fingerprint(),
     )
+    CURRENT.update(notebook=notebook.stem, profile=profile)
     start = time.perf_counter()
     try:
         papermill.execute_notebook(
@@ -229,6 +260,7 @@ def run_notebook(
         run.wall_s = time.perf_counter() - start
         run.finished_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         run.load_avg = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
+        CURRENT.clear()
         for key, value in env_backup.items():
             if value is None:
                 os.environ.pop(key, None)
@@ -255,7 +287,8 @@ def run_notebooks(
     """Run every notebook (or ``only`` those named) under ``profile``; go on past failures.
 
     ``parameters`` are added to every selected notebook's profile parameters (useful with ``only``).
-    With ``resume``, notebooks that finished ``ok`` with the same source and parameters are skipped.
+    With ``resume``, notebooks that finished ``ok`` with the same source, parameters, ``helpers`` source and data
+    files (:func:`inputs_fingerprint`) are skipped.  Every notebook's parameters are validated before any runs.
     The status file is rewritten after each notebook, so an interrupted batch loses nothing finished.
     """
     profile_params = load_profile(profile)
@@ -274,10 +307,13 @@ def run_notebooks(
         except json.JSONDecodeError:
             status = {}
     previous = status if resume else {}
+    # every selected notebook's parameters are checked before any runs: a typo fails in seconds, not after hours
+    for nb in notebooks:
+        _check_parameters(nb, {**profile_params.get(nb.stem, {}), **dict(parameters or {})})
+    fingerprint = inputs_fingerprint() if resume else {}
     runs: list[NotebookRun] = []
     for nb in notebooks:
         params = {**profile_params.get(nb.stem, {}), **dict(parameters or {})}
-        _check_parameters(nb, params)  # fail fast, before hours of work, on a typo in a profile
         prev = previous.get(nb.stem)
         params_with_profile = dict(params)
         if "profile" in declared_parameters(nb):
@@ -289,6 +325,7 @@ def run_notebooks(
             and prev.get("source_sha256") == _sha256(nb.read_bytes())
             and prev.get("params_sha256")
             == _sha256(json.dumps(params_with_profile, sort_keys=True, default=str).encode())
+            and all(prev.get(k) == v for k, v in fingerprint.items())  # same helpers code and data files
         ):
             known = set(NotebookRun.__dataclass_fields__)
             run = NotebookRun(**{**{k: v for k, v in prev.items() if k in known}, "status": "skipped"})

@@ -131,3 +131,57 @@ def test_running_one_notebook_keeps_the_others_status(nb_dir):
     assert set(status) == {"01_ok", "02_fails"}
     assert status["01_ok"]["status"] == "ok" and status["02_fails"]["status"] == "failed"
     assert status["01_ok"]["finished_at"] and status["01_ok"]["load_avg"] is not None
+
+
+def test_parameters_are_checked_for_every_notebook_before_any_runs(nb_dir):
+    # 01_ok declares n, 02_fails does not: nothing may run (01_ok would take its time first otherwise)
+    with pytest.raises(ProfileError, match="02_fails.*n.*not declared"):
+        runner.run_notebooks(profile="smoke", parameters={"n": 2}, echo=False)
+    assert not (runner.runs_dir() / "smoke" / "01_ok.ipynb").exists()
+
+
+def test_resume_reruns_when_helpers_code_or_data_change(nb_dir, monkeypatch):
+    runner.run_notebooks(profile="smoke", only=["01_ok"], echo=False)
+    assert runner.run_notebooks(profile="smoke", only=["01_ok"], resume=True, echo=False)[0].status == "skipped"
+    real = runner.inputs_fingerprint()
+    monkeypatch.setattr(runner, "inputs_fingerprint", lambda: {**real, "data_sha256": "changed"})
+    assert runner.run_notebooks(profile="smoke", only=["01_ok"], resume=True, echo=False)[0].status == "ok"
+
+
+def test_data_fingerprint_follows_the_data_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("HELPERS_DATA", str(tmp_path))
+    (tmp_path / "a.csv").write_text("1\n")
+    first = runner.inputs_fingerprint()
+    (tmp_path / "a.csv").write_text("1\n2\n")
+    second = runner.inputs_fingerprint()
+    assert first["code_sha256"] == second["code_sha256"] and first["data_sha256"] != second["data_sha256"]
+
+
+def test_ctrl_c_prints_one_line_with_the_resume_command(monkeypatch, capsys):
+    from helpers import __main__ as cli
+
+    def interrupted(**kwargs):
+        runner.CURRENT.update(notebook="01_ok")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "run_notebooks", interrupted)
+    assert cli.main(["run", "--profile", "smoke"]) == 130
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "01_ok" in err and "--profile smoke --resume" in err
+    runner.CURRENT.clear()
+
+
+def test_relative_path_parameters_resolve_against_the_callers_directory(tmp_path, monkeypatch):
+    from helpers.__main__ import _absolute_paths
+
+    (tmp_path / "mine.csv").write_text("text,label,split\n")
+    monkeypatch.chdir(tmp_path)
+    out = _absolute_paths(
+        {"byod_path": "mine.csv", "extra_test_sets": ["a.tsv", "sub/b.conllu"], "label": "mine.csv", "k": 3,
+         "model": "embsum", "url": "https://x/y.csv"}
+    )  # fmt: skip
+    assert out["byod_path"] == str(tmp_path / "mine.csv")
+    assert out["extra_test_sets"] == [str(tmp_path / "a.tsv"), str(tmp_path / "sub" / "b.conllu")]
+    assert out["label"] == str(tmp_path / "mine.csv")  # an existing file, whatever the parameter's name
+    assert out["k"] == 3 and out["model"] == "embsum" and out["url"] == "https://x/y.csv"
