@@ -4,7 +4,8 @@ Examples
 --------
 python -m helpers run --profile default            # every notebook, default profile
 python -m helpers run --profile smoke --only 00_example -p epochs=1
-python -m helpers summary                           # rebuild figures/summary.{csv,md} and the README results section
+python -m helpers summary                           # rebuild runs/default/figures/summary.{csv,md}
+python -m helpers publish --only 02                 # a run's figures and records become the committed results
 python -m helpers data check                        # verify every data file's sha256
 """
 
@@ -51,23 +52,15 @@ def _absolute_paths(params: dict[str, Any]) -> dict[str, Any]:
     return {k: fix(k, v) for k, v in params.items()}
 
 
-def _report(profile: str, *, readme: bool) -> int:
-    """Write the summary (and, for the default profile, the README's results section) and say where."""
-    from helpers.paths import REPO_ROOT, figures_dir
+def _report(profile: str) -> int:
+    """Write the run's summary into its own figures folder (never the committed ``figures/``) and say where."""
+    from helpers.paths import run_figures_dir
     from helpers.summary import write_report
 
-    # The README shows the default profile's results from the repository's figures folder only: a smoke run or a
-    # run writing its figures elsewhere (tests, a user's experiments) leaves the README alone.
-    use_readme = readme and profile == "default" and figures_dir().resolve() == (REPO_ROOT / "figures").resolve()
-    csv_path, md_path, updated = write_report(
-        profile, readme=REPO_ROOT / "README.md" if use_readme else None, stem=_summary_stem(profile)
-    )
-    print(f"summary -> {md_path} and {csv_path}" + ("; README results section updated" if updated else ""))
+    csv_path, md_path, _ = write_report(profile, readme=None, figures=run_figures_dir(profile))
+    print(f"summary -> {md_path} and {csv_path}")
+    print(f"to make this run the project's reference results: python -m helpers publish --profile {profile}")
     return 0
-
-
-def _summary_stem(profile: str) -> str:
-    return "summary" if profile == "default" else f"summary_{profile}"
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -83,12 +76,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
     print()
     print(runner.format_runs(runs))
-    _report(args.profile, readme=not args.no_readme)
+    _report(args.profile)
     return 1 if any(r.status == "failed" for r in runs) else 0
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    return _report(args.profile, readme=not args.no_readme)
+    return _report(args.profile)
+
+
+def _cmd_publish(args: argparse.Namespace) -> int:
+    from helpers.paths import REPO_ROOT
+    from helpers.publish import publish
+
+    readme = None if args.no_readme else REPO_ROOT / "README.md"
+    done = publish(args.profile, only=args.only, run_folder=args.run_folder, readme=readme)
+    print(f"published {', '.join(done)} into figures/ (summary, run times, figures" +
+          ("" if args.no_readme else ", README results section") + "); review with git diff, then commit")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,13 +115,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--kernel", default=None, help="Jupyter kernel name (default: this Python)")
     run.add_argument("--timeout", type=float, default=None, help="per-cell timeout in seconds")
-    run.add_argument("--no-readme", action="store_true", help="do not rewrite the README's results section")
+    run.add_argument(
+        "--no-readme", action="store_true", help="(kept for old scripts) a run never touches the README or figures/"
+    )
     run.set_defaults(func=_cmd_run)
 
-    summary = sub.add_parser("summary", help="rebuild figures/summary.{csv,md} from recorded results")
+    summary = sub.add_parser("summary", help="rebuild <runs>/<profile>/figures/summary.{csv,md} from its records")
     summary.add_argument("--profile", default="default")
-    summary.add_argument("--no-readme", action="store_true", help="do not rewrite the README's results section")
+    summary.add_argument("--no-readme", action="store_true", help="(kept for old scripts) no effect")
     summary.set_defaults(func=_cmd_summary)
+
+    pub = sub.add_parser("publish", help="make a run's results the committed reference results (figures/, README)")
+    pub.add_argument("--profile", default="default")
+    pub.add_argument("--only", nargs="+", metavar="NAME", help="notebook stems (or prefixes) to publish")
+    pub.add_argument("--run-folder", default=None, help="the run folder (default: <runs>/<profile>)")
+    pub.add_argument("--no-readme", action="store_true", help="leave the README's results section as it is")
+    pub.set_defaults(func=_cmd_publish)
 
     try:
         from helpers.data.cli import add_data_parser

@@ -1,8 +1,10 @@
 """Where things live: the data directory, the cache, the figures and the run folder.
 
-The data directory is ``$HELPERS_DATA`` when set, else the repository's ``data/`` folder.  Cache, run and
-figure folders default to folders of the repository and can be moved with ``HELPERS_CACHE``,
-``HELPERS_RUNS`` and ``HELPERS_FIGURES``.
+The data directory is ``$HELPERS_DATA`` when set, else the repository's ``data/`` folder.  Cache and run
+folders default to git-ignored folders of the repository and can be moved with ``HELPERS_CACHE`` and
+``HELPERS_RUNS``.  A run's figures and tables go to ``<runs>/<profile>/figures`` (``interactive`` outside the
+runner, e.g. JupyterLab or plain papermill), or to ``HELPERS_FIGURES``; never to the committed reference results
+in ``figures/`` (:func:`published_dir`), which only ``python -m helpers publish`` writes.
 """
 
 from __future__ import annotations
@@ -31,10 +33,21 @@ def cache_dir() -> Path:
 
 
 def figures_dir() -> Path:
-    """Where notebooks write figures and tables (``$HELPERS_FIGURES`` or ``<repo>/figures``)."""
-    path = _env_path("HELPERS_FIGURES", REPO_ROOT / "figures")
+    """Where notebooks write figures and tables: ``$HELPERS_FIGURES``, else ``<runs>/<profile>/figures`` with the
+    profile from ``$HELPERS_PROFILE`` (set by the runner; ``interactive`` when unset)."""
+    return run_figures_dir(os.environ.get("HELPERS_PROFILE") or "interactive")
+
+
+def run_figures_dir(profile: str) -> Path:
+    """A profile's run figures: ``$HELPERS_FIGURES``, else ``<runs>/<profile>/figures`` (created)."""
+    path = _env_path("HELPERS_FIGURES", runs_dir() / profile / "figures")
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def published_dir() -> Path:
+    """The project's committed reference results (``<repo>/figures``), written only by ``helpers publish``."""
+    return REPO_ROOT / "figures"
 
 
 def runs_dir() -> Path:

@@ -212,8 +212,11 @@ def run_notebook(
     out_dir.mkdir(parents=True, exist_ok=True)
     output = out_dir / notebook.name
     results = out_dir / "results"
-    results.mkdir(exist_ok=True)
-    (results / f"{notebook.stem}.jsonl").unlink(missing_ok=True)  # this run's records replace the last run's
+    # this run's records go to a staging folder and replace the last run's only when the notebook succeeds: a
+    # failed re-run keeps the last good results (marked stale in the summary), its own records go to failed/
+    staging = results / ".running"
+    staging.mkdir(parents=True, exist_ok=True)
+    (staging / f"{notebook.stem}.jsonl").unlink(missing_ok=True)
 
     env_backup = {
         k: os.environ.get(k)
@@ -222,9 +225,11 @@ def run_notebook(
     os.environ.update(
         HELPERS_NOTEBOOK=notebook.stem,
         HELPERS_PROFILE=profile,
-        HELPERS_RESULTS=str(results),
+        HELPERS_RESULTS=str(staging),
         MPLBACKEND="Agg",
     )
+    if not os.environ.get("HELPERS_FIGURES"):  # the run's figures live beside its executed notebooks
+        os.environ["HELPERS_FIGURES"] = str(out_dir.resolve() / "figures")
     for var in _PATH_VARS:  # the kernel runs in the notebook's folder: relative paths would point elsewhere
         if os.environ.get(var):
             os.environ[var] = str(Path(os.environ[var]).expanduser().resolve())
@@ -261,12 +266,89 @@ def run_notebook(
         run.finished_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         run.load_avg = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
         CURRENT.clear()
+        _settle_records(staging / f"{notebook.stem}.jsonl", results, ok=run.status == "ok")
         for key, value in env_backup.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
     return run
+
+
+def _settle_records(staged: Path, results: Path, *, ok: bool) -> None:
+    """Move a finished notebook's staged records into ``results/`` (success) or ``results/failed/`` (failure,
+    or an interrupted run: the last good records stay where they were)."""
+    dest = results if ok else results / "failed"
+    dest.mkdir(parents=True, exist_ok=True)
+    target = dest / staged.name
+    if staged.exists():
+        os.replace(staged, target)
+    elif ok:  # a successful notebook that recorded nothing: its older records no longer describe it
+        target.unlink(missing_ok=True)
+
+
+class RunFolderLock:
+    """An exclusive lock on one run folder (``<folder>/.lock``, created with ``O_EXCL``).
+
+    A second runner on the same folder gets :class:`~helpers.errors.ProfileError` naming the holder (pid, host,
+    start time); a lock left by a process that no longer runs on this host is taken over.
+    """
+
+    def __init__(self, folder: Path):
+        self.path = Path(folder) / ".lock"
+
+    def __enter__(self) -> RunFolderLock:
+        import socket
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "since": datetime.now(timezone.utc).isoformat()}
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                holder = self._holder()
+                young = time.time() - self._mtime() < 10.0  # an empty lock may be one being written now
+                if (holder and self._alive(holder)) or (not holder and young):
+                    raise ProfileError(
+                        f"run folder {self.path.parent} is in use by another runner (pid {holder.get('pid')} on "
+                        f"{holder.get('host')}, since {holder.get('since')}); wait for it, or use another "
+                        "HELPERS_RUNS folder"
+                    ) from None
+                self.path.unlink(missing_ok=True)  # stale lock: its process is gone
+                continue
+            with os.fdopen(fd, "w") as f:
+                json.dump(me, f)
+            return self
+        raise ProfileError(f"could not lock the run folder {self.path.parent}")
+
+    def __exit__(self, *exc: Any) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def _mtime(self) -> float:
+        try:
+            return self.path.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    def _holder(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return {}
+
+    @staticmethod
+    def _alive(holder: dict[str, Any]) -> bool:
+        import socket
+
+        if holder.get("host") != socket.gethostname():
+            return True  # another machine's runner: cannot check, assume it runs
+        try:
+            os.kill(int(holder.get("pid", -1)), 0)
+        except (ProcessLookupError, ValueError):
+            return False
+        except PermissionError:
+            return True
+        return True
 
 
 def _status_path(profile: str, output_dir: Path | None) -> Path:
@@ -311,6 +393,19 @@ def run_notebooks(
     for nb in notebooks:
         _check_parameters(nb, {**profile_params.get(nb.stem, {}), **dict(parameters or {})})
     fingerprint = inputs_fingerprint() if resume else {}
+    with RunFolderLock(status_path.parent):
+        return _run_selected(
+            notebooks, profile_params, parameters, previous, status, status_path, fingerprint,
+            profile=profile, resume=resume, output_dir=output_dir, kernel_name=kernel_name, timeout=timeout,
+            echo=echo,
+        )  # fmt: skip
+
+
+def _run_selected(
+    notebooks, profile_params, parameters, previous, status, status_path, fingerprint, *, profile, resume,
+    output_dir, kernel_name, timeout, echo,
+) -> list[NotebookRun]:  # fmt: skip
+    """The loop of :func:`run_notebooks` (under the run folder's lock)."""
     runs: list[NotebookRun] = []
     for nb in notebooks:
         params = {**profile_params.get(nb.stem, {}), **dict(parameters or {})}

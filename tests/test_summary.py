@@ -105,7 +105,7 @@ def test_smoke_summary_leaves_readme_alone(recorded, tmp_path):
         [sys.executable, "-m", "helpers", "summary", "--profile", "smoke"], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr
-    assert "summary_smoke.md" in out.stdout and "README" not in out.stdout
+    assert "summary.md" in out.stdout and "README" not in out.stdout
     assert (REPO_ROOT / "README.md").read_text() == before
 
 
@@ -117,7 +117,7 @@ def test_committed_readme_section_is_generated_from_committed_summary():
     frame, times = summary.load_summary(figs)
     section = summary.render_readme_section(frame, times, figures=figs, readme_dir=REPO_ROOT)
     assert section in (REPO_ROOT / "README.md").read_text(), (
-        "README results section is stale or edited by hand: run `python -m helpers summary`"
+        "README results section is stale or edited by hand: run `python -m helpers publish`"
     )
 
 

@@ -1,0 +1,100 @@
+"""Publishing a run as the project's reference results: the one step that writes the committed ``figures/``.
+
+A run (``python -m helpers run``) writes only under its run folder, ``<runs>/<profile>/`` (executed notebooks,
+``results/*.jsonl``, ``figures/``, ``run_status.json``).  :func:`publish` copies a run's figures into the committed
+``figures/`` folder, splices its records into ``figures/summary.csv`` and ``run_times.csv`` (one notebook's rows
+replace that notebook's rows, the others are kept), re-renders ``figures/summary.md`` and the README's results
+section.  A notebook whose latest run failed is refused: its records are stale.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from helpers.errors import HelpersError
+from helpers.paths import REPO_ROOT, published_dir, run_figures_dir, runs_dir
+
+__all__ = ["publish"]
+
+
+def publish(
+    profile: str = "default",
+    *,
+    only: Iterable[str] | None = None,
+    run_folder: str | os.PathLike[str] | None = None,
+    figures: str | os.PathLike[str] | None = None,
+    destination: str | os.PathLike[str] | None = None,
+    readme: str | os.PathLike[str] | None = REPO_ROOT / "README.md",
+) -> list[str]:
+    """Publish the run in ``run_folder`` (default ``<runs>/<profile>``) as the reference results.
+
+    Parameters
+    ----------
+    profile : str
+        The run's profile (the committed results are the ``default`` profile's).
+    only : iterable of str, optional
+        Notebook stems (or prefixes) to publish; default: every notebook with records in the run.
+    run_folder, figures : path, optional
+        The run folder and its figures folder (default ``<run_folder>/figures`` or ``$HELPERS_FIGURES``).
+    destination : path, optional
+        Where the reference results live (default: the repository's ``figures/``).
+    readme : path or None
+        The README whose results section is re-rendered (None: leave it).
+
+    Returns
+    -------
+    list of str
+        The notebooks published.
+    """
+    from helpers.results import collect, summary_table
+    from helpers.summary import load_summary, render_readme_section, render_summary, run_times, update_readme
+
+    run = Path(run_folder) if run_folder is not None else runs_dir() / profile
+    src_figs = (
+        Path(figures)
+        if figures is not None
+        else (run / "figures" if run_folder else run_figures_dir(profile))
+    )
+    dest = Path(destination) if destination is not None else published_dir()
+    frame = collect(run / "results")
+    if frame.empty:
+        raise HelpersError(f"no recorded results under {run / 'results'}: run the notebooks first")
+    recorded = sorted(frame.notebook.unique())
+    chosen = recorded if only is None else [n for n in recorded if any(n.startswith(o) for o in only)]
+    if not chosen:
+        raise HelpersError(f"--only {list(only or [])}: none of the run's notebooks {recorded} match")
+    times = run_times(profile, directory=run)
+    failed = sorted(set(times.loc[times.status == "failed", "notebook"]) & set(chosen))
+    if failed:
+        raise HelpersError(
+            f"the latest run of {', '.join(failed)} failed: its records are stale; re-run it or leave it out (--only)"
+        )
+    dest.mkdir(parents=True, exist_ok=True)
+    new = summary_table(frame[frame.notebook.isin(chosen)])
+    old_csv = dest / "summary.csv"
+    old = pd.read_csv(old_csv, keep_default_na=False, na_values=[""]) if old_csv.exists() else new.iloc[:0]
+    merged = pd.concat([old[~old.notebook.isin(chosen)], new], ignore_index=True)
+    merged = merged.sort_values("notebook", kind="stable")
+    merged.to_csv(old_csv, index=False)
+    times_csv = dest / "run_times.csv"
+    old_t = pd.read_csv(times_csv) if times_csv.exists() else times.iloc[:0]
+    t = pd.concat(
+        [old_t[~old_t.notebook.isin(chosen)], times[times.notebook.isin(chosen)]], ignore_index=True
+    )
+    t.sort_values("notebook").to_csv(times_csv, index=False)
+    for nb in chosen:
+        for f in sorted(src_figs.glob(f"{nb}_*")):
+            shutil.copy2(f, dest / f.name)
+    frame_pub, times_pub = load_summary(dest)
+    (dest / "summary.md").write_text(render_summary(frame_pub, times_pub, profile=profile), encoding="utf-8")
+    if readme is not None and Path(readme).exists():
+        section = render_readme_section(
+            frame_pub, times_pub, profile=profile, figures=dest, readme_dir=Path(readme).parent
+        )
+        update_readme(readme, section)
+    return chosen

@@ -1,0 +1,135 @@
+"""A user's run never writes the committed results; a failed re-run keeps the last good ones; one runner per
+run folder; publishing is the explicit step that refreshes figures/ and the README."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+
+import nbformat
+import pandas as pd
+import pytest
+
+from helpers import runner
+from helpers.errors import HelpersError, ProfileError
+from helpers.paths import REPO_ROOT, figures_dir, published_dir
+from helpers.publish import publish
+
+
+def _write_notebook(path, params_src, body_src):
+    nb = nbformat.v4.new_notebook()
+    p = nbformat.v4.new_code_cell(params_src)
+    p.metadata["tags"] = ["parameters"]
+    nb.cells = [p] + [nbformat.v4.new_code_cell(src) for src in body_src]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, str(path))
+
+
+@pytest.fixture()
+def nb_dir(tmp_path, monkeypatch):
+    d = tmp_path / "notebooks"
+    (d / "profiles").mkdir(parents=True)
+    _write_notebook(
+        d / "07_toy.ipynb",
+        "n = 2\nfail = False\nprofile = 'smoke'",
+        [
+            "import pandas as pd\nfrom helpers.plotting import save_table\nfrom helpers.results import record",
+            "save_table(pd.DataFrame({'n': [n]}), '07_toy_table')\nrecord('n_squared', n * n)",
+            "assert not fail, 'failing on purpose'",
+        ],
+    )
+    monkeypatch.setenv("HELPERS_NOTEBOOKS", str(d))
+    monkeypatch.delenv("HELPERS_FIGURES")  # as for a user: no figures folder configured
+    return d
+
+
+def _tracked_digest() -> str:
+    h = hashlib.sha256()
+    for f in sorted(published_dir().iterdir()):
+        if f.is_file():
+            h.update(f.name.encode() + f.read_bytes())
+    h.update((REPO_ROOT / "README.md").read_bytes())
+    return h.hexdigest()
+
+
+def test_figures_default_to_the_run_folder(monkeypatch):
+    monkeypatch.delenv("HELPERS_FIGURES")
+    monkeypatch.delenv("HELPERS_PROFILE", raising=False)
+    assert figures_dir() == runner.runs_dir() / "interactive" / "figures"
+    monkeypatch.setenv("HELPERS_PROFILE", "smoke")
+    assert figures_dir() == runner.runs_dir() / "smoke" / "figures"
+    assert published_dir() == REPO_ROOT / "figures" != figures_dir()
+
+
+def test_a_run_and_its_summary_leave_the_committed_results_alone(nb_dir):
+    from helpers.__main__ import main
+
+    before = _tracked_digest()
+    assert main(["run", "--profile", "smoke"]) == 0
+    assert _tracked_digest() == before
+    run_figs = runner.runs_dir() / "smoke" / "figures"
+    assert (run_figs / "07_toy_table.csv").exists() and (run_figs / "summary.md").exists()
+    assert not (published_dir() / "07_toy_table.csv").exists()
+    if (REPO_ROOT / ".git").exists():
+        out = subprocess.run(["git", "status", "--porcelain", "figures", "README.md"], cwd=REPO_ROOT,
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+        assert "07_toy" not in out
+
+
+def test_a_failed_rerun_keeps_the_last_good_records(nb_dir):
+    from helpers.results import collect
+    from helpers.summary import load_summary, render_summary, write_report
+
+    runner.run_notebooks(profile="smoke", echo=False)
+    results = runner.runs_dir() / "smoke" / "results"
+    (failed,) = runner.run_notebooks(profile="smoke", parameters={"n": 5, "fail": True}, echo=False)
+    assert failed.status == "failed"
+    kept = collect(results)
+    assert kept.loc[kept.name == "n_squared", "value"].item() == 4.0  # the good run's record
+    assert "25" in (results / "failed" / "07_toy.jsonl").read_text()  # the failed run's, set apart
+    figs = runner.runs_dir() / "smoke" / "figures"
+    write_report("smoke", readme=None, figures=figs)
+    frame, times = load_summary(figs)
+    assert "**Stale:** the latest run of 07_toy failed" in render_summary(frame, times, profile="smoke")
+    with pytest.raises(HelpersError, match="stale"):
+        publish("smoke", destination=figs.parent / "published", readme=None)
+
+
+def test_a_second_runner_on_the_same_folder_is_refused(nb_dir):
+    folder = runner.runs_dir() / "smoke"
+    with runner.RunFolderLock(folder):
+        with pytest.raises(ProfileError, match=f"in use by another runner \\(pid {os.getpid()}"):
+            runner.run_notebooks(profile="smoke", echo=False)
+    assert not (folder / ".lock").exists()
+    # a lock left by a process that is gone is taken over
+    holder = {
+        "pid": 999_999_999,
+        "host": socket.gethostname(),
+        "since": "x",
+    }  # above any pid_max: not running
+    (folder / ".lock").write_text(json.dumps(holder))
+    (run,) = runner.run_notebooks(profile="smoke", echo=False)
+    assert run.status == "ok" and not (folder / ".lock").exists()
+
+
+def test_publish_splices_one_notebook_into_the_reference_results(nb_dir, tmp_path):
+    runner.run_notebooks(profile="default", parameters={"n": 3}, echo=False)
+    dest = tmp_path / "published"
+    dest.mkdir()
+    pd.DataFrame(
+        {"notebook": ["00_other"], "name": ["m"], "value": [1.0], "paper": [None], "unit": [""], "source": [""],
+         "claim": [""], "passed": [""], "profile": ["default"], "labels": [""]}
+    ).to_csv(dest / "summary.csv", index=False)  # fmt: skip
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- results:begin -->\nSTALE SECTION\n<!-- results:end -->\n")
+    assert publish("default", only=["07"], destination=dest, readme=readme) == ["07_toy"]
+    summary = pd.read_csv(dest / "summary.csv")
+    assert set(summary.notebook) == {"00_other", "07_toy"}
+    assert summary.loc[summary.notebook == "07_toy", "value"].item() == 9.0
+    assert (dest / "07_toy_table.csv").exists() and (dest / "summary.md").exists()
+    assert "STALE SECTION" not in readme.read_text() and "07_toy" in readme.read_text()
+    with pytest.raises(HelpersError, match="none of the run's notebooks"):
+        publish("default", only=["99"], destination=dest, readme=None)
