@@ -73,6 +73,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         resume=args.resume,
         kernel_name=args.kernel,
         timeout=args.timeout,
+        progress=False if args.no_progress else None,
     )
     print()
     print(runner.format_runs(runs))
@@ -115,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--kernel", default=None, help="Jupyter kernel name (default: this Python)")
     run.add_argument("--timeout", type=float, default=None, help="per-cell timeout in seconds")
+    run.add_argument(
+        "--no-progress", action="store_true", help="no cell i/n progress bar (default: shown on a terminal)"
+    )
     run.add_argument(
         "--no-readme", action="store_true", help="(kept for old scripts) a run never touches the README or figures/"
     )

@@ -181,6 +181,7 @@ def run_notebook(
     output_dir: Path | None = None,
     kernel_name: str | None = None,
     timeout: float | None = None,
+    progress: bool | None = None,
 ) -> NotebookRun:
     """Execute one notebook with papermill; never raises for a failing cell (returns status ``"failed"``).
 
@@ -198,7 +199,11 @@ def run_notebook(
         Jupyter kernel; default: the kernel of the Python running this code.
     timeout : float, optional
         Per-cell execution timeout in seconds.
+    progress : bool, optional
+        A cell i/n progress bar (papermill's); default: on when stderr is a terminal.
     """
+    import sys
+
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -251,8 +256,9 @@ def run_notebook(
             parameters=params,
             kernel_name=kernel_name,
             cwd=str(notebook.parent),
-            progress_bar=False,
+            progress_bar=sys.stderr.isatty() if progress is None else bool(progress),
             execution_timeout=timeout,
+            **({"kernel_manager_class": km} if (km := _kernel_manager_class()) else {}),
         )
     except PapermillExecutionError as exc:
         run.status = "failed"
@@ -351,6 +357,21 @@ class RunFolderLock:
         return True
 
 
+def _kernel_manager_class():
+    """On POSIX, kernels talk over IPC sockets (local files), not TCP: nothing listens on a port, and the kernel's
+    "running over TCP without encryption" warning does not fill every run's log.  None elsewhere (the default)."""
+    if os.name != "posix":
+        return None
+    from jupyter_client import AsyncKernelManager
+
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs: Any):
+            kwargs.setdefault("transport", "ipc")
+            super().__init__(**kwargs)
+
+    return IPCKernelManager
+
+
 def _status_path(profile: str, output_dir: Path | None) -> Path:
     return (Path(output_dir) if output_dir is not None else runs_dir() / profile) / "run_status.json"
 
@@ -365,6 +386,7 @@ def run_notebooks(
     kernel_name: str | None = None,
     timeout: float | None = None,
     echo: bool = True,
+    progress: bool | None = None,
 ) -> list[NotebookRun]:
     """Run every notebook (or ``only`` those named) under ``profile``; go on past failures.
 
@@ -397,13 +419,13 @@ def run_notebooks(
         return _run_selected(
             notebooks, profile_params, parameters, previous, status, status_path, fingerprint,
             profile=profile, resume=resume, output_dir=output_dir, kernel_name=kernel_name, timeout=timeout,
-            echo=echo,
+            echo=echo, progress=progress,
         )  # fmt: skip
 
 
 def _run_selected(
     notebooks, profile_params, parameters, previous, status, status_path, fingerprint, *, profile, resume,
-    output_dir, kernel_name, timeout, echo,
+    output_dir, kernel_name, timeout, echo, progress,
 ) -> list[NotebookRun]:  # fmt: skip
     """The loop of :func:`run_notebooks` (under the run folder's lock)."""
     runs: list[NotebookRun] = []
@@ -434,6 +456,7 @@ def _run_selected(
                 output_dir=output_dir,
                 kernel_name=kernel_name,
                 timeout=timeout,
+                progress=progress,
             )
             status[nb.stem] = asdict(run)
             _write_status(status_path, nb.stem, status[nb.stem])

@@ -185,3 +185,12 @@ def test_relative_path_parameters_resolve_against_the_callers_directory(tmp_path
     assert out["extra_test_sets"] == [str(tmp_path / "a.tsv"), str(tmp_path / "sub" / "b.conllu")]
     assert out["label"] == str(tmp_path / "mine.csv")  # an existing file, whatever the parameter's name
     assert out["k"] == 3 and out["model"] == "embsum" and out["url"] == "https://x/y.csv"
+
+
+def test_kernels_use_ipc_on_posix_so_no_tcp_warning(nb_dir, capfd):
+    import os
+
+    runner.run_notebooks(profile="smoke", only=["01_ok"], echo=False)
+    err = capfd.readouterr().err
+    if os.name == "posix":
+        assert "without encryption" not in err
