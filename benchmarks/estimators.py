@@ -63,6 +63,16 @@ def _time(fn, repeats: int) -> list[float]:
     return out
 
 
+def _threads() -> int:
+    """Threads of the BLAS behind numpy (threadpoolctl, installed with scikit-learn); os.cpu_count() if unknown."""
+    try:
+        from threadpoolctl import threadpool_info
+
+        return max((p.get("num_threads", 0) for p in threadpool_info() if p.get("user_api") == "blas"), default=0)
+    except ImportError:  # pragma: no cover
+        return os.cpu_count() or 0
+
+
 def _row(section: str, estimator: str, n: int, k: int, times: list[float], **extra) -> dict:
     return {
         "section": section,
@@ -72,8 +82,17 @@ def _row(section: str, estimator: str, n: int, k: int, times: list[float], **ext
         "repeats": len(times),
         "median_s": statistics.median(times),
         "min_s": min(times),
+        "load_1min": round(os.getloadavg()[0], 2),  # right after the repeats: timings on 2 shared cores depend on it
+        "blas_threads": _threads(),
         **extra,
     }
+
+
+def _load_note(part: pd.DataFrame) -> str:
+    return (
+        f"1-minute load average after each measurement: {part.load_1min.min():.2f}-{part.load_1min.max():.2f}; "
+        f"BLAS threads: {int(part.blas_threads.iloc[0])}."
+    )
 
 
 def bench_estimates(rows: list[dict], rng, n: int, k: int, n_ref: int, repeats: int) -> None:
@@ -172,13 +191,16 @@ def _markdown(df: pd.DataFrame, meta: str) -> str:
         wide.columns = [f"{n:,} x {k:,} (s)" for n, k in wide.columns]
         fit = est.pivot_table(index="estimator", columns=["n", "K"], values="fit_s")
         fit.columns = [f"fit on 100,000 x {k:,} ref (s)" for n, k in fit.columns]
-        lines += ["## `estimate` on float32 logits (median of 5)", "", _md_table(wide.join(fit)), ""]
+        lines += ["## `estimate` on float32 logits (median of 5)", "", _load_note(est), "", _md_table(wide.join(fit)),
+                  ""]  # fmt: skip
     cot = df[df.section == "cot_scaling"]
     if len(cot):
         lines += [
             "## COT cost vs n (median)",
             "",
-            _md_table(cot[["n", "K", "repeats", "median_s", "notes"]], index=False),
+            _load_note(cot),
+            "",
+            _md_table(cot[["n", "K", "repeats", "median_s", "load_1min", "notes"]], index=False),
             "",
         ]
     gap = df[df.section == "cot_batch_gap"]
@@ -188,9 +210,14 @@ def _markdown(df: pd.DataFrame, meta: str) -> str:
     if len(boot):
         wide = boot.pivot_table(index="estimator", columns="n", values="median_s")
         wide.columns = [f"n={n:,} (s)" for n in wide.columns]
+        load = boot.pivot_table(index="estimator", columns="n", values="load_1min")
+        load.columns = [f"load n={n:,}" for n in load.columns]
+        wide = wide.join(load)
         lines += [
             f"## Bootstrap cost (n_boot = {int(boot.n_boot.iloc[0])}, K = 10; interval=True minus point; median of "
             f"{int(boot.repeats.iloc[0])})",
+            "",
+            _load_note(boot),
             "",
             _md_table(wide),
             "",

@@ -105,3 +105,29 @@ def test_register_estimator_enters_run_benchmark():
             by_hand.estimate(logits=task.targets[s].logits).accuracy
         )
     assert set(res.method) == {"my_gap", "doc"}
+
+
+def test_results_plot_their_standard_views():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from helpers.errors import UnknownNameError
+
+    est = get_estimator("doc").fit(logits=Z[:60], labels=Y[:60]).estimate(logits=Z[60:], interval=True)
+    ax = est.plot(true_accuracy=0.7)
+    assert ax.get_xlabel() == "accuracy (%)" and len(ax.lines) >= 1
+
+    def make(seed):
+        rng = np.random.default_rng(seed)
+        y = rng.integers(0, 3, 150)
+        z = rng.normal(size=(150, 3))
+        z[np.arange(150), y] += 2.0
+        return z, y
+
+    res = run_benchmark([ShiftTask("t", "f", make(0), {"a": make(1), "b": make(2)})], methods=["doc", "atc_mc"],
+                        n_boot=20, progress=False)  # fmt: skip
+    for kind in ("estimates", "mae", "coverage", "seconds"):
+        assert res.plot(kind).figure is not None
+    assert len(res.plot("estimates").collections) >= 2  # one scatter per method
+    with pytest.raises(UnknownNameError):
+        res.plot("pie")

@@ -311,6 +311,21 @@ class BenchmarkResult:
         t.columns.name = None
         return t
 
+    def plot(self, kind: str = "estimates", *, ax=None, **kwargs: Any):
+        """The standard views (matplotlib/seaborn), returning the axes.
+
+        ``kind``: ``"estimates"`` (estimate ± interval against true accuracy, one point per set and method,
+        :func:`helpers.benchmark.report.estimates_plot`), ``"mae"`` (heat map method × family), ``"coverage"``
+        (interval coverage vs width), ``"seconds"`` (run time per method).
+        """
+        from helpers.benchmark import report
+
+        views = {"estimates": report.estimates_plot, "mae": report.mae_heatmap,
+                 "coverage": report.coverage_width_plot, "seconds": report.seconds_plot}  # fmt: skip
+        if kind not in views:
+            raise UnknownNameError("benchmark plot", kind, list(views))
+        return views[kind](self, ax=ax, **kwargs)
+
     def mae(self, *, overall: bool = True) -> pd.DataFrame:
         """Mean absolute error (fraction) per method (rows) and family (columns); ``overall`` = over all rows."""
         t = self._pivot("abs_error")

@@ -7,7 +7,33 @@ import pandas as pd
 
 from helpers.benchmark.engine import BenchmarkResult
 
-__all__ = ["mae_heatmap", "coverage_width_plot", "seconds_plot", "best_per_family"]
+__all__ = ["estimates_plot", "mae_heatmap", "coverage_width_plot", "seconds_plot", "best_per_family"]
+
+
+def estimates_plot(result: BenchmarkResult, *, methods=None, ax=None):
+    """Estimated vs true accuracy (%), one marker per target set and method, with the interval as a vertical bar
+    where the method gave one; the diagonal is a perfect estimate."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    df = result.rows if methods is None else result.rows[result.rows.method.isin(list(methods))]
+    df = df.dropna(subset=["estimate"])
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 5.5))
+    palette = dict(zip(sorted(df.method.unique()), sns.color_palette("tab20", df.method.nunique())))
+    for method, part in df.groupby("method"):
+        x, y = 100 * part.true_accuracy.to_numpy(), 100 * part.estimate.to_numpy()
+        lo, hi = 100 * part.lower.to_numpy(), 100 * part.upper.to_numpy()
+        has = np.isfinite(lo) & np.isfinite(hi)
+        if has.any():
+            ax.errorbar(x[has], y[has], yerr=[y[has] - lo[has], hi[has] - y[has]], fmt="none",
+                        ecolor=palette[method], alpha=0.4, lw=1)  # fmt: skip
+        ax.scatter(x, y, s=18, color=palette[method], label=method)
+    ax.plot([0, 100], [0, 100], ls="--", c="grey", lw=1)
+    ax.set(xlim=(0, 100), ylim=(0, 100), xlabel="true accuracy (%)", ylabel="estimated accuracy (%)",
+           title="Estimates (± interval) vs true accuracy")  # fmt: skip
+    ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return ax
 
 
 def mae_heatmap(result: BenchmarkResult, *, ax=None, title: str = "MAE (percent points)"):

@@ -56,6 +56,25 @@ class Estimate:
         """One-row tidy frame: method, accuracy, lower, upper, score, n, detail_*."""
         return pd.DataFrame([self.to_dict()])
 
+    def plot(self, *, true_accuracy: float | None = None, ax=None):
+        """The estimate (%) as a point with its interval (when ``interval=True`` gave one), beside the true accuracy
+        if you know it; returns the axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(4.5, 1.8))
+        acc = 100 * self.accuracy
+        if self.lower is not None and self.upper is not None:
+            ax.errorbar([acc], [0], xerr=[[acc - 100 * self.lower], [100 * self.upper - acc]], fmt="o", capsize=4,
+                        label=f"{self.method} (interval)")  # fmt: skip
+        else:
+            ax.plot([acc], [0], "o", label=self.method)
+        if true_accuracy is not None:
+            ax.axvline(100 * true_accuracy, c="k", ls="--", lw=1, label="true accuracy")
+        ax.set(xlim=(0, 100), yticks=[], xlabel="accuracy (%)", title=f"{self.method}: {acc:.1f} % on n = {self.n}")
+        ax.legend(fontsize=8, loc="lower left")
+        return ax
+
 
 #: keyword arguments every estimator's ``fit`` / ``estimate`` accepts (those a method does not use are ignored)
 FIT_ARGUMENTS = ("logits", "probs", "labels", "features")
