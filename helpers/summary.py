@@ -91,11 +91,13 @@ def _times_markdown(times: pd.DataFrame) -> str:
 
 
 def claims_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per recorded paper claim: notebook, claim, labels, ours, paper, source, verdict (pass/fail)."""
+    """One row per recorded paper claim with a verdict: notebook, claim, labels, ours, paper, source, verdict
+    (pass/fail).  Records that name a claim but carry no verdict (descriptive numbers) are not counted."""
     df = summary_table(frame)
     df = df[df["claim"].fillna("").astype(str).str.strip() != ""].copy()
     df["source"] = df.apply(_source, axis=1)
     df["verdict"] = df["passed"].replace("", "n/a")
+    df = df[df["verdict"] != "n/a"]  # a claim counts only with a verdict; the others stay in the metrics table
     df = df.rename(columns={"value": "ours"})
     return df[["notebook", "claim", "labels", "ours", "paper", "source", "verdict"]].reset_index(drop=True)
 
