@@ -120,7 +120,12 @@ def bench_cot(rows: list[dict], rng) -> None:
             repeats = 5 if n * k <= 10_000_000 else 3
             res = est.estimate(logits=z)
             times = _time(lambda est=est, z=z: est.estimate(logits=z), repeats)
-            mode = "exact" if res.details["exact"] else f"batched x{res.details['n_batches']}"
+            if not res.details["exact"]:
+                mode = f"batched x{res.details['n_batches']}"
+            elif res.details.get("solver") == "certified":
+                mode = f"exact, certified ({res.details['ambiguous_rows']:,} rows by simplex)"
+            else:
+                mode = "exact (simplex)"
             rows.append(_row("cot_scaling", "cot", n, k, times, notes=mode))
             print(f"  cot n={n:>9,} K={k:>5} {mode:12s} median {rows[-1]['median_s']:.3f}s", flush=True)
     # accuracy of the batched solve against the exact one at n = 100k, K = 10

@@ -99,7 +99,7 @@ def claims_table(frame: pd.DataFrame) -> pd.DataFrame:
     df["verdict"] = df["passed"].replace("", "n/a")
     df = df[df["verdict"] != "n/a"]  # a claim counts only with a verdict; the others stay in the metrics table
     df = df.rename(columns={"value": "ours"})
-    return df[["notebook", "claim", "labels", "ours", "paper", "source", "verdict"]].reset_index(drop=True)
+    return df[["notebook", "claim", "labels", "ours", "paper", "unit", "source", "verdict"]].reset_index(drop=True)
 
 
 def paper_comparison(frame: pd.DataFrame) -> pd.DataFrame:
@@ -179,7 +179,7 @@ def render_readme_section(
     figures = Path(figures) if figures is not None else figures_dir()
     claims = claims_table(frame)
     n_pass = int((claims["verdict"] == "pass").sum())
-    compact = claims[["notebook", "claim", "labels", "ours", "paper", "source", "verdict"]]
+    compact = claims[["notebook", "claim", "labels", "ours", "paper", "unit", "source", "verdict"]]
     notebooks = sorted(set(frame["notebook"]) | set(times["notebook"]))
     parts = [
         README_BEGIN,
