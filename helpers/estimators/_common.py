@@ -146,17 +146,17 @@ def resolve_confidence(
 
 
 def _scores_from_logits(logits: Any, *, score: str, eps: float) -> tuple[np.ndarray, np.ndarray | None]:
-    """Score per row from logits, computed in float64 whatever the logits' dtype.
+    """Score per row from logits, accurate whatever the logits' dtype (float64 sums and probabilities).
 
     A float32 softmax rounds the top probability to exactly 1.0 once the top logit leads by ~17, so a score
     computed from float32 probabilities on one side (fit) and float64 on the other (estimate) disagree on every
     confident example; both sides therefore go through this function.
     Returns (scores, probs or None): the float64 prob matrix when it was formed (``score="ne"``).
     """
-    z = check_logits(logits, "logits").astype(np.float64, copy=False)
-    if score == "mc":
+    z = check_logits(logits, "logits")
+    if score == "mc":  # 1 / sum_k exp(z_k - max z): the shift is exact enough in float32, the sum is float64
         return max_prob_from_logits(z), None
-    p = softmax(z)
+    p = softmax(z.astype(np.float64, copy=False))
     return negative_entropy_rows(p, eps=eps), p
 
 
