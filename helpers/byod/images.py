@@ -78,7 +78,7 @@ IMAGE_OPTIONS: dict[str, Any] = {
     "meta_severities": (1, 2, 3, 4, 5),
     "meta_compositions": 5,
     "meta_n": None,  # reference examples per meta set (seeded subset); None: all
-    "progress": False,  # tqdm bars over images read and meta sets
+    "progress": True,  # tqdm bars over images read, training and meta sets (False: silent)
     "refresh": False,
 }
 _NOT_IN_KEY = ("name", "refresh", "progress")
@@ -158,7 +158,7 @@ def _train_image_model(x: np.ndarray, y: np.ndarray, *, n_classes: int, seed: in
         batch_size=int(opts["batch_size"]),
         lr=float(opts["lr"]),
         seed=seed,
-        progress=False,
+        progress=bool(opts["progress"]),
     )
     model.eval()
     return lambda imgs: features_and_logits(model, np.ascontiguousarray(imgs.transpose(0, 3, 1, 2)))

@@ -68,7 +68,7 @@ TEXT_OPTIONS: dict[str, Any] = {
     "meta_severities": (1, 2, 3, 4, 5),
     "meta_compositions": 5,
     "meta_n": None,  # reference examples per meta set (seeded subset); None: all
-    "progress": False,  # tqdm bars over images read and meta sets
+    "progress": True,  # tqdm bars over training and the meta sets (False: silent)
     "refresh": False,  # recompute even if cached
 }
 _NOT_IN_KEY = ("name", "refresh", "progress")
@@ -155,14 +155,15 @@ def _train_text_model(
             return vec.transform(list(xs)).toarray().astype(np.float32)
 
         model = build_model(name, in_features=len(vec.vocabulary_), num_classes=n_classes)
-        fit(model, (encode(texts), np.asarray(labels, dtype=np.int64)), progress=False, **common)
+        fit(model, (encode(texts), np.asarray(labels, dtype=np.int64)), progress=bool(opts["progress"]), **common)
         model.eval()
         return lambda xs: features_and_logits(model, encode(xs))
     vocab = Vocab.build(texts, min_freq=int(opts["min_freq"]), max_size=int(opts["max_vocab"]))
     # the zoo seeds the initial weights with torch.manual_seed(seed), as seed_everything(seed) above did
     _, outputs = train_text_classifier(
-        name, texts, labels, vocab=vocab, max_len=int(opts["max_len"]), num_classes=n_classes, **common
-    )
+        name, texts, labels, vocab=vocab, max_len=int(opts["max_len"]), num_classes=n_classes,
+        progress=bool(opts["progress"]), **common,
+    )  # fmt: skip
     return outputs
 
 

@@ -169,7 +169,7 @@ def minilm_outputs(
 
 def _train_minilm(
     name, texts, labels, *, num_classes, epochs, max_steps, lr, batch_size, max_len, seed, checkpoint_dir, cache_key,
-    cache_namespace,
+    cache_namespace, progress=False,
 ):
     from helpers.cache import cached_arrays
     from helpers.models import build_model
@@ -200,7 +200,7 @@ def _train_minilm(
             seed=seed,
             collate_fn=collate,
             checkpoint_dir=checkpoint_dir,
-            progress=False,
+            progress=progress,
         )
     model.eval()
     return model, outputs
@@ -222,6 +222,7 @@ def train_text_classifier(
     cache_key: Mapping | None = None,
     cache_namespace: str = "text_models",
     num_classes: int = 2,
+    progress: bool = False,
 ) -> tuple[object, Callable[[Sequence[str]], dict[str, np.ndarray]]]:
     """Train one sentiment classifier and return it with a function texts → {"logits"[, "features"]}.
 
@@ -250,6 +251,8 @@ def train_text_classifier(
     cache_key : mapping, optional
         Extra key parts for the disk cache of ``"minilm-frozen"``'s training embeddings (the texts, ``max_len``
         and pooling are always part of the key).
+    progress : bool, default False
+        A tqdm bar over the training steps.
     """
     from helpers.models import build_model
     from helpers.models.text import Vocab
@@ -277,6 +280,7 @@ def train_text_classifier(
             cache_key=cache_key,
             cache_namespace=cache_namespace,
             num_classes=num_classes,
+            progress=progress,
         )
     if vocab is None:
         raise InputValidationError(f"vocab: required for the word-level model {name!r}")
@@ -292,7 +296,7 @@ def train_text_classifier(
         seed=seed,
         collate_fn=Vocab.collate,
         checkpoint_dir=checkpoint_dir,
-        progress=False,
+        progress=progress,
     )
     return model, word_model_outputs(model.eval(), vocab, max_len=max_len)
 
