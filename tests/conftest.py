@@ -40,3 +40,16 @@ def shared_data_dir() -> Path | None:
         return Path(value)
     candidate = REPO.parent / "shared" / "data"
     return candidate if candidate.is_dir() else None
+
+
+def write_notebook(path, params_src, body_src):
+    """A tiny notebook: a cell tagged ``parameters`` with ``params_src``, then one code cell per ``body_src``."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    p = nbformat.v4.new_code_cell(params_src)
+    p.metadata["tags"] = ["parameters"]
+    nb.cells = [p] + [nbformat.v4.new_code_cell(src) for src in body_src]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, str(path))
+    return path

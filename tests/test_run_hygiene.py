@@ -9,9 +9,9 @@ import os
 import socket
 import subprocess
 
-import nbformat
 import pandas as pd
 import pytest
+from conftest import write_notebook
 
 from helpers import runner
 from helpers.errors import HelpersError, ProfileError
@@ -19,20 +19,11 @@ from helpers.paths import REPO_ROOT, figures_dir, published_dir
 from helpers.publish import publish
 
 
-def _write_notebook(path, params_src, body_src):
-    nb = nbformat.v4.new_notebook()
-    p = nbformat.v4.new_code_cell(params_src)
-    p.metadata["tags"] = ["parameters"]
-    nb.cells = [p] + [nbformat.v4.new_code_cell(src) for src in body_src]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, str(path))
-
-
 @pytest.fixture()
 def nb_dir(tmp_path, monkeypatch):
     d = tmp_path / "notebooks"
     (d / "profiles").mkdir(parents=True)
-    _write_notebook(
+    write_notebook(
         d / "07_toy.ipynb",
         "n = 2\nfail = False\nprofile = 'smoke'",
         [

@@ -8,26 +8,17 @@ import sys
 
 import nbformat
 import pytest
+from conftest import write_notebook
 
 from helpers import runner
 from helpers.errors import ProfileError, UnknownNameError
-
-
-def _write_notebook(path, params_src, body_src):
-    nb = nbformat.v4.new_notebook()
-    p = nbformat.v4.new_code_cell(params_src)
-    p.metadata["tags"] = ["parameters"]
-    nb.cells = [p] + [nbformat.v4.new_code_cell(src) for src in body_src]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, str(path))
-    return path
 
 
 @pytest.fixture()
 def nb_dir(tmp_path, monkeypatch):
     d = tmp_path / "notebooks"
     (d / "profiles").mkdir(parents=True)
-    _write_notebook(
+    write_notebook(
         d / "01_ok.ipynb",
         "n = 1\nprofile = 'default'",
         [
@@ -35,7 +26,7 @@ def nb_dir(tmp_path, monkeypatch):
             "assert profile in ('smoke', 'default')",
         ],
     )
-    _write_notebook(
+    write_notebook(
         d / "02_fails.ipynb", "x = 0", ["y = 1", "raise ValueError('broken on purpose')", "z = 2"]
     )
     (d / "profiles" / "01_ok.yaml").write_text("smoke:\n  n: 3\ndefault: {n: 2}\n")
@@ -115,7 +106,7 @@ def test_relative_data_dir_is_made_absolute_for_the_kernel(nb_dir, tmp_path, mon
     data.mkdir()
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HELPERS_DATA", "mydata")
-    _write_notebook(
+    write_notebook(
         nb_dir / "03_env.ipynb",
         "expected = ''",
         ["from helpers.paths import data_dir\nassert data_dir().is_dir(), data_dir()"],
