@@ -247,7 +247,13 @@ class TextCNN(nn.Module):
 
 
 class LSTMClassifier(nn.Module):
-    """Embeddings → (bi)LSTM over the packed sequence → last hidden state(s) → dropout → Linear."""
+    """Embeddings → (bi)LSTM over the packed sequence → read-out → dropout → Linear.
+
+    ``pooling`` is the read-out: ``"last"`` = the final hidden state of each direction; ``"max"`` / ``"mean"`` =
+    the element-wise max / mean of the hidden states over the (unpadded) time steps, which trains much faster on
+    long documents (Conneau et al., "Supervised Learning of Universal Sentence Representations", EMNLP 2017,
+    BiLSTM-max).
+    """
 
     def __init__(
         self,
@@ -259,8 +265,12 @@ class LSTMClassifier(nn.Module):
         num_layers: int = 1,
         bidirectional: bool = True,
         dropout: float = 0.3,
+        pooling: str = "last",
     ):
         super().__init__()
+        if pooling not in ("last", "max", "mean"):
+            raise InputValidationError(f"pooling: expected 'last', 'max' or 'mean', got {pooling!r}")
+        self.pooling = pooling
         self.embedding = nn.Embedding(vocab_size, dim, padding_idx=0)
         self.lstm = nn.LSTM(
             dim,
@@ -279,7 +289,13 @@ class LSTMClassifier(nn.Module):
         packed = nn.utils.rnn.pack_padded_sequence(
             self.embedding(ids), lengths, batch_first=True, enforce_sorted=False
         )
-        _, (h, _) = self.lstm(packed)
+        out, (h, _) = self.lstm(packed)
+        if self.pooling != "last":
+            fill = float("-inf") if self.pooling == "max" else 0.0
+            seq, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, padding_value=fill)  # (N, T', H)
+            if self.pooling == "max":
+                return seq.max(dim=1).values
+            return seq.sum(dim=1) / lengths.to(seq.device, seq.dtype)[:, None]
         if self.lstm.bidirectional:
             return torch.cat([h[-2], h[-1]], dim=1)
         return h[-1]

@@ -2,12 +2,12 @@
 
 Models (classes in :mod:`helpers.models.text`, :mod:`helpers.models.minilm`, :mod:`helpers.models.tiny_transformer`):
 
-* word-vocabulary models -- bag of words, sum/mean of word embeddings, Kim CNN, biLSTM -- with random or
-  MiniLM-initialised embeddings (:func:`word_model`, :func:`minilm_embeddings`);
+* word-vocabulary models -- bag of words, sum/mean of word embeddings, Kim CNN, biLSTM (last-state or max/mean
+  read-out) -- with random or MiniLM-initialised embeddings (:func:`word_model`, :func:`minilm_embeddings`);
 * MiniLM-L6, fine-tuned end to end or truncated to its first layers (:class:`~helpers.models.minilm.MiniLMClassifier`);
 * the frozen pretrained MiniLM-L6 encoder with a linear head on its mean-pooled embeddings, fitted either as an
-  L2-regularised logistic regression (:func:`fit_logistic_head`, notebooks 05/06) or by gradient descent on cached
-  embeddings (:func:`train_linear_head`, notebook 02's suite);
+  L2-regularised logistic regression (:func:`fit_logistic_head`, notebooks 02/05/06) or by gradient descent on
+  cached embeddings (:func:`train_linear_head`);
 * a tiny from-scratch Transformer for texts and text pairs (:class:`~helpers.models.tiny_transformer.TinyTransformer`,
   notebook 04).
 

@@ -21,6 +21,31 @@ def _epoch_generator(seed: int, epoch: int) -> torch.Generator:
     return g
 
 
+def _epoch_order(
+    n: int, g: torch.Generator, *, shuffle: bool, batch_size: int, lengths: torch.Tensor | None = None,
+    pool_batches: int = 50, drop_last: bool = False,
+) -> list[torch.Tensor]:
+    """The index batches of one epoch.
+
+    Without ``lengths``: a random permutation (or ``0..n-1``) cut into consecutive batches.  With ``lengths``
+    ("sortish" length bucketing, as in fairseq/AllenNLP bucket samplers): the permutation is cut into pools of
+    ``pool_batches * batch_size`` examples, each pool is sorted by length (stable), cut into batches, and the
+    batches are put in a random order -- every example still appears once per epoch, but a batch holds texts of
+    similar length, so dynamic padding pads little.  ``drop_last`` drops the one short batch.
+    """
+    order = torch.randperm(n, generator=g) if shuffle else torch.arange(n)
+    if lengths is not None:
+        pool = max(1, pool_batches) * batch_size
+        chunks = [order[i : i + pool] for i in range(0, n, pool)]
+        order = torch.cat([c[torch.argsort(lengths[c], stable=True)] for c in chunks])
+    batches = list(torch.split(order, batch_size))
+    if drop_last and batches and len(batches[-1]) < batch_size:
+        batches.pop()
+    if lengths is not None and shuffle:
+        batches = [batches[i] for i in torch.randperm(len(batches), generator=g).tolist()]
+    return batches
+
+
 def _as_tensor(a: Any) -> Any:
     """numpy → torch with float64 → float32; tensors pass; dicts/lists of arrays recurse; other objects pass."""
     if isinstance(a, torch.Tensor):

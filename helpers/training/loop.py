@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -27,6 +28,7 @@ from helpers.training.data import (
     _DatasetData,
     _default_forward,
     _epoch_generator,
+    _epoch_order,
     _normalise_data,
     _split_batch,
     _to_device,
@@ -195,16 +197,14 @@ class _Run:
         self.result.checkpoint = _save_checkpoint(ckdir, self.step, self.payload(), keep)
 
 
-def _epoch_batches(run: _Run, *, seed: int, shuffle: bool, batch_size: int) -> Iterator:
+def _epoch_batches(run: _Run, *, seed: int, shuffle: bool, batch_size: int, lengths=None) -> Iterator:
     """The batches of the current epoch still to be used (from ``run.batch_in_epoch``), in the run's order."""
     plan, data = run.plan, run.plan.data
     if plan.indexable:
         g = _epoch_generator(seed, run.epoch)
-        order = torch.randperm(plan.n, generator=g) if shuffle else torch.arange(plan.n)
-        return (
-            data.batch(order[b * batch_size : (b + 1) * batch_size])
-            for b in range(run.batch_in_epoch, plan.steps_per_epoch)
-        )
+        batches = _epoch_order(plan.n, g, shuffle=shuffle, batch_size=batch_size, lengths=lengths,
+                               drop_last=plan.steps_per_epoch < math.ceil(plan.n / batch_size))  # fmt: skip
+        return (data.batch(batches[b]) for b in range(run.batch_in_epoch, plan.steps_per_epoch))
     if run.batch_in_epoch:
         # resuming mid-epoch: the global RNG was restored to its state after this epoch's iterator was made, so
         # creating it again (a DataLoader draws a seed) and skipping must not disturb it
@@ -278,6 +278,7 @@ def fit(
     collate_fn: Callable | None = None,
     shuffle: bool = True,
     drop_last: bool = False,
+    lengths: Any = None,
     seed: int = 0,
     device: str | torch.device = "auto",
     amp: bool = True,
@@ -329,6 +330,10 @@ def fit(
         Collates dataset items into a batch (e.g. :meth:`helpers.models.text.Vocab.collate`).
     shuffle : bool, default True
         Reshuffle each epoch with a generator seeded from ``(seed, epoch)``.
+    lengths : sequence of int, optional
+        One length per training example (e.g. tokens): batches are then length-bucketed ("sortish": pools of 50
+        batches sorted by length, batch order shuffled), so dynamic padding wastes little compute on long, varied
+        texts.  Indexable data only.
     seed : int, default 0
         Seeds the data order and, for a fresh run, the global RNGs (dropout) via :func:`seed_everything`.
     device : str, default "auto"
@@ -381,6 +386,14 @@ def fit(
                               collate_fn=collate_fn, amp=amp)  # fmt: skip
 
     config = {"seed": int(seed), "batch_size": int(batch_size), "shuffle": bool(shuffle)}
+    if lengths is not None:
+        lengths = torch.as_tensor(np.asarray(lengths), dtype=torch.long)
+        if not plan.indexable or lengths.shape != (plan.n,):
+            raise InputValidationError(
+                f"lengths: expected one length per training example ({plan.n}) of indexable data, "
+                f"got shape {tuple(lengths.shape)}"
+            )
+        config["bucketed"] = True
     run = _Run(model, opt, sched, precision, plan, config, FitResult(), evaluate if eval_data is not None else None)
     ckdir = Path(checkpoint_dir) if checkpoint_dir is not None else None
     if ckdir is not None and resume:
@@ -398,7 +411,8 @@ def fit(
             compute_loss=compute_loss,
             weight_reduction=weight_reduction,
         ),
-        device=dev, seed=seed, shuffle=shuffle, batch_size=batch_size, epochs=epochs, max_steps=max_steps,
+        device=dev, seed=seed, shuffle=shuffle, batch_size=batch_size, lengths=lengths, epochs=epochs,
+        max_steps=max_steps,
         grad_clip=grad_clip, eval_every=eval_every, ckdir=ckdir, checkpoint_every=checkpoint_every,
         keep=keep_checkpoints, callback=callback, progress=progress, deterministic=deterministic,
     )  # fmt: skip
@@ -410,7 +424,7 @@ def fit(
     return result
 
 
-def _loop(run: _Run, *, loss_kwargs, device, seed, shuffle, batch_size, epochs, max_steps, grad_clip,
+def _loop(run: _Run, *, loss_kwargs, device, seed, shuffle, batch_size, lengths, epochs, max_steps, grad_clip,
           eval_every, ckdir, checkpoint_every, keep, callback, progress, deterministic) -> None:  # fmt: skip
     """Epochs of optimiser steps until ``epochs`` or ``max_steps``; evaluation and checkpoints on the way, a final
     evaluation and checkpoint at the end."""
@@ -426,7 +440,7 @@ def _loop(run: _Run, *, loss_kwargs, device, seed, shuffle, batch_size, epochs, 
     try:
         with _deterministic(deterministic):
             while not done():
-                for batch in _epoch_batches(run, seed=seed, shuffle=shuffle, batch_size=batch_size):
+                for batch in _epoch_batches(run, seed=seed, shuffle=shuffle, batch_size=batch_size, lengths=lengths):
                     batch = _to_device(batch, device)
                     frac = run.step / total if total else float("nan")
                     with run.precision.autocast():
