@@ -100,7 +100,7 @@ def test_sentiment_suite_tiny_bow_run_is_cached():
     labels = np.array(([1] * 3 + [0] * 3) * 4)
     data = SuiteData(texts, labels, pos + neg, np.array([1] * 3 + [0] * 3), ["great fun", "boring mess"],
                      np.array([1, 0]))  # fmt: skip
-    cfg = SuiteConfig(epochs_light=20, lr_light=0.1, batch_size_light=8)
+    cfg = SuiteConfig(overrides={"bow_sum": {"epochs": 20, "lr": 0.1, "batch_size": 8}})
     preds = suite_predictions(data, models=["bow_sum"], config=cfg, progress=False)
     p = preds["bow_sum"]
     assert p["id_logits"].shape == (6, 2) and p["ood_logits"].shape == (2, 2)
