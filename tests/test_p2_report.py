@@ -82,6 +82,13 @@ def test_failure_cases_and_plots():
     assert len(fig.axes[0].lines) == 3  # two curves + the tail marker
     with pytest.raises(InputValidationError, match="no failure case"):
         rep.plot_pairs(FRAME, one.iloc[:0])
+    # max_panels keeps the cases with the largest relative gap |b - a| / |a|, and labels the outer axes
+    many = pd.DataFrame(
+        [dict(kind="plateau", model_a="good", model_b="bad", split="id", value_a=1.0, value_b=v) for v in (1.1, 3, 2)]
+    )
+    fig = rep.plot_pairs(FRAME, many, ncols=4, max_panels=2)
+    drawn = [ax for ax in fig.axes if ax.lines]
+    assert len(drawn) == 2 and drawn[0].get_ylabel() == "accuracy" and drawn[1].get_xlabel() == "coverage"
     assert auc(CONF, [1, 1, 1, 0]) > auc(CONF, [0, 1, 1, 1])
 
 

@@ -213,18 +213,34 @@ def plot_curves(frame: pd.DataFrame, *, splits: Sequence[str] = ("id", "ood"), t
 
 
 def plot_pairs(
-    frame: pd.DataFrame, cases: pd.DataFrame, *, max_coverage: float | None = None, ncols: int = 4
+    frame: pd.DataFrame,
+    cases: pd.DataFrame,
+    *,
+    max_coverage: float | None = None,
+    ncols: int = 4,
+    max_panels: int | None = None,
 ):
-    """One panel per failure case (model A with the higher AUC in red, model B in blue); returns the figure."""
+    """One panel per failure case (model A with the higher AUC in red, model B in blue); returns the figure.
+
+    With ``max_panels``, only that many cases are drawn: those with the largest relative gap
+    ``|value_b - value_a| / |value_a|`` (how much better B is by the failure mode), when the columns exist.
+    """
     import matplotlib.pyplot as plt
 
     if cases.empty:
         raise InputValidationError("cases: no failure case to plot")
+    if max_panels is not None and len(cases) > max_panels:
+        if {"value_a", "value_b"} <= set(cases.columns):
+            gap = (cases.value_b - cases.value_a).abs() / cases.value_a.abs().clip(lower=1e-12)
+            cases = cases.loc[gap.sort_values(ascending=False, kind="stable").index[:max_panels]]
+        else:
+            cases = cases.iloc[:max_panels]
     n = len(cases)
+    ncols = min(ncols, n)
     nrows = int(np.ceil(n / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.7 * nrows), squeeze=False)
     cache: dict = {}
-    for ax, row in zip(axes.flat, cases.itertuples()):
+    for i, (ax, row) in enumerate(zip(axes.flat, cases.itertuples())):
         data = cache.setdefault(row.split, split_data(frame, row.split))
         for model, colour in ((row.model_a, "tab:red"), (row.model_b, "tab:blue")):
             cur = accuracy_coverage_curve(*data[model])
@@ -235,6 +251,10 @@ def plot_pairs(
         ax.set_title(f"{row.split} · {row.kind}", fontsize=8)
         ax.legend(fontsize=6, loc="lower left")
         ax.tick_params(labelsize=6)
+        if i % ncols == 0:
+            ax.set_ylabel("accuracy", fontsize=7)
+        if i >= n - ncols:
+            ax.set_xlabel("coverage", fontsize=7)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
     fig.tight_layout()
