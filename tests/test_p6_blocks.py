@@ -55,3 +55,31 @@ def test_selftraining_grid_rejects_unknown_pairs():
         selftraining_grid([pair], SimpleNamespace(ens_size=1), family="amazon", self_training_pairs=["dvd->books"])
     with pytest.raises(InputValidationError, match="ens_size"):
         selftraining_grid([pair], SimpleNamespace(ens_size=0), family="amazon")
+
+
+def test_coverage_plot_labels_of_nearby_points_do_not_overlap():
+    from helpers.benchmark.report import _label_offsets
+
+    x = np.array([1.0, 1.05, 5.0, 1.02])
+    y = np.array([0.20, 0.205, 0.20, 0.21])
+    off = _label_offsets(x, y, ["a", "b", "c", "d"])
+    stacked = sorted(off[n][1] + 330 * yy for n, yy in zip("abd", y[[0, 1, 3]]))
+    assert min(np.diff(stacked)) >= 9.0 - 1e-9  # the three close labels are stacked one line apart
+    assert off["c"] == (3.0, 2.0)  # a far point keeps the default offset
+
+
+def test_mde_scatter_limits_stay_within_percent_range():
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from helpers.experiments.p5_mde.measures import scatter_with_fit
+
+    frame = pd.DataFrame(
+        {"MDE": [0.0, 0.1, 0.2, 0.3, 0.4], "accuracy": [0.99, 0.6, 0.98, 0.55, 0.57],
+         "split": ["fit"] * 4 + ["heldout"]}
+    )  # fmt: skip
+    fig, ax = plt.subplots()
+    scatter_with_fit(ax, frame, measure="MDE")
+    lo, hi = ax.get_ylim()
+    assert 0.0 <= lo < 55.0 and 99.0 < hi <= 100.0
+    plt.close(fig)

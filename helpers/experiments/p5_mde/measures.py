@@ -337,6 +337,9 @@ def scatter_with_fit(ax, frame: pd.DataFrame, *, measure: str = "MDE", title: st
     reg = MetaSetRegression().fit(scores=fit[measure].to_numpy(), accuracies=fit["accuracy"].to_numpy())
     xs = np.linspace(frame[measure].min(), frame[measure].max(), 50)
     ax.plot(xs, 100 * reg.predict(xs), color="black", lw=1)
+    acc = 100 * frame["accuracy"].to_numpy()
+    pad = 0.05 * max(float(np.ptp(acc)), 1.0)
+    ax.set_ylim(max(0.0, acc.min() - pad), min(100.0, acc.max() + pad))  # the data's range within [0, 100] %
     ax.set(
         xlabel=measure,
         ylabel="accuracy (%)",
