@@ -90,7 +90,8 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     from helpers.publish import publish
 
     readme = None if args.no_readme else REPO_ROOT / "README.md"
-    done = publish(args.profile, only=args.only, run_folder=args.run_folder, readme=readme)
+    done = publish(args.profile, only=args.only, run_folder=args.run_folder, readme=readme,
+                   keep_run_times=args.keep_run_times)  # fmt: skip
     print(f"published {', '.join(done)} into figures/ (summary, run times, figures" +
           ("" if args.no_readme else ", README results section") + "); review with git diff, then commit")
     return 0
@@ -134,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     pub.add_argument("--only", nargs="+", metavar="NAME", help="notebook stems (or prefixes) to publish")
     pub.add_argument("--run-folder", default=None, help="the run folder (default: <runs>/<profile>)")
     pub.add_argument("--no-readme", action="store_true", help="leave the README's results section as it is")
+    pub.add_argument("--keep-run-times", action="store_true",
+                     help="keep the published run times (a re-run on cached predictions that only redraws figures)")
     pub.set_defaults(func=_cmd_publish)
 
     try:

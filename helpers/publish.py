@@ -30,6 +30,7 @@ def publish(
     figures: str | os.PathLike[str] | None = None,
     destination: str | os.PathLike[str] | None = None,
     readme: str | os.PathLike[str] | None = REPO_ROOT / "README.md",
+    keep_run_times: bool = False,
 ) -> list[str]:
     """Publish the run in ``run_folder`` (default ``<runs>/<profile>``) as the reference results.
 
@@ -45,6 +46,10 @@ def publish(
         Where the reference results live (default: the repository's ``figures/``).
     readme : path or None
         The README whose results section is re-rendered (None: leave it).
+    keep_run_times : bool, default False
+        Keep the published run times of the chosen notebooks (for a re-run that only redraws figures from cached
+        predictions: its seconds are not the notebook's cost from an empty cache).  A notebook with no published
+        time gets the run's.
 
     Returns
     -------
@@ -83,8 +88,9 @@ def publish(
     merged.to_csv(old_csv, index=False)
     times_csv = dest / "run_times.csv"
     old_t = pd.read_csv(times_csv) if times_csv.exists() else times.iloc[:0]
+    replaced = [n for n in chosen if not (keep_run_times and n in set(old_t.notebook))]
     t = pd.concat(
-        [old_t[~old_t.notebook.isin(chosen)], times[times.notebook.isin(chosen)]], ignore_index=True
+        [old_t[~old_t.notebook.isin(replaced)], times[times.notebook.isin(replaced)]], ignore_index=True
     )
     t.sort_values("notebook").to_csv(times_csv, index=False)
     for nb in chosen:

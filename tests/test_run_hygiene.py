@@ -124,3 +124,18 @@ def test_publish_splices_one_notebook_into_the_reference_results(nb_dir, tmp_pat
     assert "STALE SECTION" not in readme.read_text() and "07_toy" in readme.read_text()
     with pytest.raises(HelpersError, match="none of the run's notebooks"):
         publish("default", only=["99"], destination=dest, readme=None)
+
+
+def test_publish_can_keep_the_published_run_times(nb_dir, tmp_path):
+    runner.run_notebooks(profile="default", parameters={"n": 3}, echo=False)
+    dest = tmp_path / "published"
+    dest.mkdir()
+    pd.DataFrame(
+        {"notebook": ["07_toy"], "status": ["ok"], "wall_s": [900.0], "finished_at": ["cold"], "load_avg": [1.0]}
+    ).to_csv(dest / "run_times.csv", index=False)
+    publish("default", only=["07"], destination=dest, readme=None, keep_run_times=True)
+    kept = pd.read_csv(dest / "run_times.csv")
+    assert kept.wall_s.tolist() == [900.0] and kept.finished_at.tolist() == ["cold"]
+    assert pd.read_csv(dest / "summary.csv").value.tolist() == [9.0]  # the records are still the run's
+    publish("default", only=["07"], destination=dest, readme=None)
+    assert pd.read_csv(dest / "run_times.csv").finished_at.tolist() != ["cold"]
