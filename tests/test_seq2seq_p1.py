@@ -236,9 +236,10 @@ def test_scan_task_keeps_ood_tests_out_of_training():
     os.environ.setdefault("HELPERS_DATA", str(shared_data_dir()))
     t = __import__("helpers.experiments.p1_bounds.tasks", fromlist=["load_task"]).load_task("scan", n_dev=50, n_test=200)
     train_inputs = {x for x, _ in t.train} | {x for x, _ in t.dev}
-    for name in ("SCAN-length", "SCAN-jump"):
+    for name in ("SCAN-length", "SCAN-jump", "SCAN-turn-left"):
         assert not train_inputs & {x for x, _ in t.test_sets[name]}
-    assert t.shift == {"SCAN-simple": "ID", "SCAN-length": "OOD", "SCAN-jump": "OOD"}
+    assert t.shift == {"SCAN-simple": "ID", "SCAN-length": "OOD", "SCAN-jump": "OOD", "SCAN-turn-left": "OOD"}
+    assert not any("turn left" in x and x != "turn left" for x in train_inputs)  # only as a primitive
     assert max(len(o.split()) for _, o in t.train) <= 22
 
 
@@ -480,6 +481,10 @@ def test_cogs_and_pos_tasks(name, monkeypatch):
     assert len(t.train) == 200 and all(len(s) == 30 for s in t.test_sets.values())
     if name == "pos":
         assert t.shift == {"POS-WSJ": "ID", "POS-Brown": "OOD", "POS-EWT": "ID"}
+        assert t.is_tagging and set(t.tag_set) <= set(UNIVERSAL_TAGS)
+        assert t.decode_constraints(["a b c"]) == {"output_lengths": [3], "allowed_tokens": list(t.tag_set)}
+        test_inputs = {x for pairs in t.test_sets.values() for x, _ in pairs}
+        assert len(test_inputs & {x for x, _ in t.train}) <= 2  # a few short sentences recur verbatim in the corpora
         for pairs in t.test_sets.values():
             for x, y in pairs:
                 assert len(x.split()) == len(y.split()) <= 20 and set(y.split()) <= set(UNIVERSAL_TAGS)

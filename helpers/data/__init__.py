@@ -19,7 +19,14 @@ from typing import Any
 from helpers.data import pos, scan_grammar, seq2seq, text, vision  # noqa: F401  (register loaders)
 from helpers.data.files import require, sha256_file
 from helpers.data.manifest import DATASETS, FILES, DatasetEntry
-from helpers.data.pos import load_brown, load_treebank, load_ud_ewt, load_universal_tagset, to_universal
+from helpers.data.pos import (
+    load_brown,
+    load_treebank,
+    load_ud_ewt,
+    load_universal_tagset,
+    read_conllu,
+    to_universal,
+)
 from helpers.data.registry import LOADERS
 from helpers.data.scan_grammar import generate_scan
 from helpers.data.seq2seq import (
@@ -30,6 +37,7 @@ from helpers.data.seq2seq import (
     load_cogs_varfree,
     load_scan,
     load_slog,
+    read_seq2seq_tsv,
 )
 from helpers.data.text import load_amazon, load_imdb, load_movie_reviews, load_rt_polarity
 from helpers.data.vision import (
@@ -56,6 +64,8 @@ __all__ = [
     "ImageSet",
     "CIFAR10_CLASSES",
     "load_scan",
+    "read_seq2seq_tsv",
+    "read_conllu",
     "load_cogs",
     "load_cogs_varfree",
     "load_cogs_gen_varfree",

@@ -29,6 +29,7 @@ __all__ = [
     "load_cogs_varfree",
     "load_cogs_gen_varfree",
     "load_slog",
+    "read_seq2seq_tsv",
     "SCAN_SPLITS",
     "SLOG_PASSWORD",
 ]
@@ -216,3 +217,48 @@ def load_slog(*, lf: str = "varfree") -> list[COGSExample]:
     with zipfile.ZipFile(path) as zf:
         raw = zf.read(_SLOG_MEMBERS[lf], pwd=SLOG_PASSWORD)
     return parse_cogs_tsv(io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", newline="\n").read())
+
+
+def read_seq2seq_tsv(path) -> list[tuple[str, str | None]]:
+    """Your own seq2seq test set: one example per line, ``input<TAB>gold output`` or ``input`` alone (unlabelled).
+
+    Blank lines are skipped; tokens are whitespace-separated (as in SCAN / COGS).  Either every line has a gold
+    output or none has.
+
+    Returns
+    -------
+    list of (input, output)
+        ``output`` is ``None`` for an unlabelled set (never a fake empty gold).
+
+    Raises
+    ------
+    DataNotFoundError
+        The file does not exist.
+    InputValidationError
+        More than two columns, an empty input, a mix of labelled and unlabelled lines, or no examples.
+    """
+    from pathlib import Path
+
+    from helpers.errors import DataNotFoundError
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataNotFoundError(f"seq2seq TSV file not found: {path}")
+    opener = gzip.open if path.suffix == ".gz" else open
+    out: list[tuple[str, str | None]] = []
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            cols = line.split("\t")
+            if len(cols) > 2 or not cols[0].strip():
+                raise InputValidationError(
+                    f"{path}:{lineno}: expected 'input<TAB>output' or 'input', got {len(cols)} columns: {line[:60]!r}"
+                )
+            out.append((" ".join(cols[0].split()), " ".join(cols[1].split()) if len(cols) == 2 else None))
+    if not out:
+        raise InputValidationError(f"{path}: no examples found (expected 'input<TAB>output' lines)")
+    if len({o is None for _, o in out}) > 1:
+        raise InputValidationError(f"{path}: some lines have a gold output and some do not (expected all or none)")
+    return out

@@ -44,6 +44,7 @@ __all__ = [
     "beam_search",
     "sequence_probability",
     "exact_match",
+    "OutputConstraint",
 ]
 
 
@@ -342,6 +343,53 @@ def sequence_probability(
     return out if log else np.exp(out)
 
 
+class OutputConstraint:
+    """A ``transformers`` logits processor that fixes each output's length and, optionally, its token set.
+
+    Row ``r`` of a ``generate`` batch with ``num_beams`` beams belongs to example ``r // num_beams``.  After ``t``
+    generated tokens (the decoder start token excluded), ``</s>`` is forbidden while ``t < length`` and forced at
+    ``t = length``; tokens outside ``allowed_ids`` (plus ``</s>``) are forbidden.  Scores are set to ``-inf``, so the
+    beam's log-probability ranks only admissible continuations (their probabilities are not renormalised; the
+    reported confidence comes from :func:`sequence_probability`, i.e. the unconstrained model).
+    """
+
+    def __init__(
+        self, lengths: np.ndarray | None, allowed_ids: Sequence[int] | None, *, num_beams: int, eos_id: int, vocab_size: int
+    ):
+        self.lengths = None if lengths is None else torch.as_tensor(np.repeat(lengths, num_beams))
+        self.eos_id = int(eos_id)
+        self.mask = None
+        if allowed_ids is not None:
+            self.mask = torch.ones(vocab_size, dtype=torch.bool)
+            self.mask[list(allowed_ids) + [self.eos_id]] = False  # True = forbidden
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        scores = scores.clone()
+        if self.mask is not None:
+            scores[:, self.mask.to(scores.device)[: scores.shape[1]]] = -float("inf")
+        if self.lengths is not None:
+            t = input_ids.shape[1] - 1  # tokens generated so far
+            lengths = self.lengths.to(scores.device)
+            done = lengths <= t
+            scores[done] = -float("inf")
+            scores[done, self.eos_id] = 0.0
+            scores[~done, self.eos_id] = -float("inf")
+        return scores
+
+
+def _constraint_kwargs(lengths, allowed_ids, idx, num_beams, vocab, vocab_size) -> dict:
+    """``generate`` keyword arguments for :class:`OutputConstraint` on the examples ``idx`` (none if unconstrained)."""
+    if lengths is None and allowed_ids is None:
+        return {}
+    from transformers import LogitsProcessorList
+
+    proc = OutputConstraint(
+        None if lengths is None else lengths[idx], allowed_ids, num_beams=num_beams, eos_id=vocab.eos_id,
+        vocab_size=vocab_size,
+    )
+    return {"logits_processor": LogitsProcessorList([proc])}
+
+
 @torch.no_grad()
 def beam_search(
     model: nn.Module,
@@ -353,11 +401,21 @@ def beam_search(
     batch_size: int = 128,
     device: str = "auto",
     progress: bool = False,
+    output_lengths: Sequence[int] | None = None,
+    allowed_tokens: Sequence[str] | None = None,
 ) -> BeamResult:
     """Beam search (paper 1, App. B.1: beam size 4) returning all beams and the top beam's confidence.
 
     Beams are ranked by total log-probability (``length_penalty=0``), so the first beam is "the most probable
     sequence in the beam" (Sec. 4.2).
+
+    Parameters
+    ----------
+    output_lengths : sequence of int, keyword-only, optional
+        Exact number of output tokens per input (a tagger emits one tag per input word); every beam ends with
+        ``</s>`` after exactly that many tokens (see :class:`OutputConstraint`).  Must fit ``max_new_tokens - 1``.
+    allowed_tokens : sequence of str, keyword-only, optional
+        The only output tokens a beam may contain (e.g. the tag set), besides ``</s>``.
     """
     from tqdm.auto import tqdm
 
@@ -365,6 +423,22 @@ def beam_search(
         raise InputValidationError(f"num_beams: expected >= 1, got {num_beams}")
     if len(inputs) == 0:
         return BeamResult(beams=[], confidence=np.zeros(0))
+    if output_lengths is not None:
+        output_lengths = np.asarray(output_lengths, dtype=np.int64)
+        if output_lengths.shape != (len(inputs),) or (output_lengths < 0).any():
+            raise InputValidationError(
+                f"output_lengths: expected {len(inputs)} non-negative lengths, got shape {output_lengths.shape}"
+            )
+        if len(output_lengths) and output_lengths.max() + 1 > max_new_tokens:
+            raise InputValidationError(
+                f"output_lengths: the longest ({output_lengths.max()}) + </s> exceeds max_new_tokens ({max_new_tokens})"
+            )
+    allowed_ids = None
+    if allowed_tokens is not None:
+        unknown = [t for t in allowed_tokens if t not in vocab]
+        if unknown:
+            raise InputValidationError(f"allowed_tokens: not in the parser's vocabulary: {unknown[:5]}")
+        allowed_ids = [vocab.stoi[t] for t in allowed_tokens]
     dev = get_device(device)
     model.to(dev).eval()
     beams: list[list[str] | None] = [None] * len(inputs)
@@ -381,6 +455,7 @@ def beam_search(
             early_stopping=True,
             do_sample=False,
             max_new_tokens=int(max_new_tokens),
+            **_constraint_kwargs(output_lengths, allowed_ids, idx, num_beams, vocab, len(vocab)),
         )
         gen = gen.view(len(idx), num_beams, -1).cpu().numpy()
         for j, i in enumerate(idx):

@@ -92,21 +92,26 @@ class PipelineConfig:
 
 @dataclass
 class SetResult:
-    """The final parser's outputs and the discriminators' votes on one labelled set."""
+    """The final parser's outputs and the discriminators' votes on one set; ``golds`` and ``correct`` are ``None``
+    on an unlabelled set."""
 
     name: str
     shift: str
     inputs: list[str]
-    golds: list[str]
+    golds: list[str] | None
     predictions: list[str]
     confidence: np.ndarray
-    correct: np.ndarray
+    correct: np.ndarray | None
     votes: np.ndarray
 
     @property
+    def labelled(self) -> bool:
+        return self.correct is not None
+
+    @property
     def accuracy(self) -> float:
-        """Gold exact-match accuracy (fraction)."""
-        return float(self.correct.mean())
+        """Gold exact-match accuracy (fraction); NaN on an unlabelled set."""
+        return float(self.correct.mean()) if self.labelled else float("nan")
 
 
 @dataclass
@@ -239,6 +244,7 @@ def run_task(
     results = {}
     for name, pairs in (("dev", task.dev), *task.test_sets.items()):
         inputs, golds = [p[0] for p in pairs], [p[1] for p in pairs]
+        golds = None if any(g is None for g in golds) else golds  # an unlabelled set: no gold, no accuracy
         preds = [str(x) for x in outs[name]["top"]]
         v = votes_for(inputs, [render(p) for p in preds])
         results[name] = SetResult(
@@ -248,7 +254,7 @@ def run_task(
             golds,
             preds,
             outs[name]["confidence"].astype(np.float64),
-            exact_match(preds, golds),
+            None if golds is None else exact_match(preds, golds),
             v,
         )
     timings["discriminators"] = time.perf_counter() - t3
@@ -284,7 +290,8 @@ def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dic
     def _decoder(pairs):
         def decode(step: int) -> list[list[str]]:
             load_snapshot(snap_model, snapshot_paths(ckdir)[step])
-            return beam_search(snap_model, vocab, [p[0] for p in pairs], **decode_kw).beams
+            inputs = [p[0] for p in pairs]
+            return beam_search(snap_model, vocab, inputs, **decode_kw, **task.decode_constraints(inputs)).beams
 
         return decode
 
@@ -296,6 +303,7 @@ def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dic
             "data": cache_key(pairs),
             "beams": cfg.num_beams,
             "max_new": task.max_new_tokens,
+            **({"tags": list(task.tag_set)} if task.is_tagging else {}),
         }
         nkey = {
             **bkey,
@@ -350,10 +358,14 @@ def _final_outputs(task, cfg, model, vocab, pkey, final_step, decode_kw) -> dict
             "beams": cfg.num_beams,
             "max_new": budget,
             "final": True,
+            **({"tags": list(task.tag_set)} if task.is_tagging else {}),
         }
 
         def compute(pairs=pairs, budget=budget):
-            r = beam_search(model, vocab, [p[0] for p in pairs], **{**decode_kw, "max_new_tokens": budget})
+            inputs = [p[0] for p in pairs]
+            r = beam_search(
+                model, vocab, inputs, **{**decode_kw, "max_new_tokens": budget}, **task.decode_constraints(inputs)
+            )
             return {"top": np.array(r.top, dtype=str), "confidence": r.confidence}
 
         outs[name] = cached_arrays("seq2seq_beams", fkey, compute)

@@ -2,11 +2,13 @@
 
 Each task is a seq2seq problem with string ``(input, output)`` pairs (whitespace-tokenised):
 
-* ``scan`` (Lake & Baroni 2018): ID = SCAN simple split; OOD = the length split's and the add-primitive-jump
-  split's test sets.  The SCAN splits are different partitions of the same 20,910 commands, so a parser trained on
-  the simple split's training set would have *seen* many OOD test commands.  We therefore train (and test ID) only
-  on commands that are in the training part of **all three** splits (output length ≤ 22 actions and ``jump``
-  only as a primitive), which keeps both OOD test sets disjoint from training.
+* ``scan`` (Lake & Baroni 2018): ID = SCAN simple split; OOD = the test sets of the length split and of the two
+  add-primitive splits (``jump``: gold ≈ 0 for seq2seq models; ``turn left``: the one SCAN generalisation split
+  that they largely solve, so the bounds face a non-trivial OOD accuracy).  The SCAN splits are different
+  partitions of the same 20,910 commands, so a parser trained on the simple split's training set would have
+  *seen* many OOD test commands.  We therefore train (and test ID) only on commands that are in the training part
+  of **all four** splits (output length ≤ 22 actions, ``jump`` and ``turn left`` only as primitives), which keeps
+  every OOD test set disjoint from training.
 * ``cogs`` (Kim & Linzen 2020; variable-free LFs of Li et al. 2023): ID = COGS test; OOD = the COGS
   generalization set (21 categories) and the SLOG generalization set (17 categories, decrypted in memory).
 * ``pos`` (paper 1's POS-WSJ / POS-Brown): POS tagging as seq2seq (sentence -> tag sequence), universal tagset
@@ -25,16 +27,19 @@ negatives and decoding dev) comes from the train and dev outputs only; a test se
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
 import math
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from helpers.errors import InputValidationError
 
-__all__ = ["Seq2SeqTask", "load_task", "TASKS", "render_scan_output"]
+__all__ = ["Seq2SeqTask", "load_task", "add_test_sets", "assign_test_files", "TASKS", "render_scan_output"]
 
 TASKS = ("scan", "cogs", "pos")
 
@@ -57,6 +62,9 @@ class Seq2SeqTask:
     output_per_input : float or None
         Largest output/input length ratio (tokens per input word) over train and dev; with it,
         :meth:`decode_budget` lets a test set with longer inputs decode longer outputs.
+    tag_set : tuple of str or None
+        Tagging tasks (POS): the tags seen in training.  Decoding then emits exactly one of them per input word
+        (:meth:`decode_constraints`), as a tagger must; ``None`` for free seq2seq tasks.
     """
 
     name: str
@@ -67,10 +75,25 @@ class Seq2SeqTask:
     max_new_tokens: int
     info: dict = field(default_factory=dict)
     output_per_input: float | None = None
+    tag_set: tuple[str, ...] | None = None
+
+    @property
+    def is_tagging(self) -> bool:
+        """A tagging task: the output is one tag of :attr:`tag_set` per input word."""
+        return self.tag_set is not None
+
+    def decode_constraints(self, inputs: Sequence[str]) -> dict:
+        """Keyword arguments of :func:`helpers.seq2seq.parser.beam_search` for these inputs: a tagging task emits
+        exactly one tag of :attr:`tag_set` per input word (read from the inputs only); other tasks are free."""
+        if not self.is_tagging:
+            return {}
+        return {"output_lengths": [len(x.split()) for x in inputs], "allowed_tokens": list(self.tag_set)}
 
     def decode_budget(self, inputs: Sequence[str]) -> int:
         """Decoding budget for a set with these inputs: ``max(max_new_tokens, 2 + ⌈r · longest input⌉)`` with r =
         :attr:`output_per_input` (inputs only: no gold output is read)."""
+        if self.is_tagging and inputs:
+            return max(self.max_new_tokens, 2 + max(len(x.split()) for x in inputs))
         if self.output_per_input is None or not inputs:
             return self.max_new_tokens
         longest = max(len(x.split()) for x in inputs)
@@ -127,8 +150,9 @@ def _test_rng(seed: int, name: str) -> np.random.Generator:
 def _scan(n_train, n_dev, n_test, rng, max_words, seed):
     from helpers.data import load_scan
 
-    simple, length, jump = load_scan("simple"), load_scan("length"), load_scan("addprim_jump")
-    ok = {p.input for p in length["train"]} & {p.input for p in jump["train"]}
+    simple, length = load_scan("simple"), load_scan("length")
+    jump, left = load_scan("addprim_jump"), load_scan("addprim_turn_left")
+    ok = {p.input for p in length["train"]} & {p.input for p in jump["train"]} & {p.input for p in left["train"]}
     pool = [p for p in simple["train"] if p.input in ok]
     id_test = [p for p in simple["test"] if p.input in ok]
     pool = _sample(pool, None, rng)
@@ -140,8 +164,9 @@ def _scan(n_train, n_dev, n_test, rng, max_words, seed):
         "SCAN-simple": _sample(id_test, n_test, _test_rng(seed, "SCAN-simple")),
         "SCAN-length": _sample(length["test"], n_test, _test_rng(seed, "SCAN-length")),
         "SCAN-jump": _sample(jump["test"], n_test, _test_rng(seed, "SCAN-jump")),
+        "SCAN-turn-left": _sample(left["test"], n_test, _test_rng(seed, "SCAN-turn-left")),
     }
-    shift = {"SCAN-simple": "ID", "SCAN-length": "OOD", "SCAN-jump": "OOD"}
+    shift = {"SCAN-simple": "ID", "SCAN-length": "OOD", "SCAN-jump": "OOD", "SCAN-turn-left": "OOD"}
     return train, dev, tests, shift
 
 
@@ -168,20 +193,23 @@ def _pos(n_train, n_dev, n_test, rng, max_words, seed):
     from helpers.data import load_brown, load_treebank, load_ud_ewt
     from helpers.data.pos import to_universal
 
+    def ewt(part: str) -> Pairs:  # Penn XPOS -> universal with the same en-ptb map as the WSJ sample
+        return _tagged(to_universal(load_ud_ewt(part=part, tag="xpos"), source="en-ptb"), max_words)
+
     wsj = _tagged(load_treebank(tagset="universal"), max_words)
     perm = rng.permutation(len(wsj))
     n_hold = max(1, len(wsj) // 5)
     test_part = [wsj[i] for i in perm[:n_hold]]
     dev_part = [wsj[i] for i in perm[n_hold : 2 * n_hold]]
     train_part = [wsj[i] for i in perm[2 * n_hold :]]
-    ewt = _tagged(to_universal(load_ud_ewt(part="test", tag="xpos"), source="en-ptb"), max_words)
     tests = {
         "POS-WSJ": _sample(test_part, n_test, _test_rng(seed, "POS-WSJ")),
         "POS-Brown": _sample(_tagged(load_brown(tagset="universal"), max_words), n_test, _test_rng(seed, "POS-Brown")),
-        "POS-EWT": _sample(ewt, n_test, _test_rng(seed, "POS-EWT")),
+        "POS-EWT": _sample(ewt("test"), n_test, _test_rng(seed, "POS-EWT")),
     }
     shift = {"POS-WSJ": "ID", "POS-Brown": "OOD", "POS-EWT": "ID"}
-    return _sample(train_part, n_train, rng), _sample(dev_part, n_dev, rng), tests, shift
+    train = _sample(train_part + ewt("train"), n_train, rng)
+    return train, _sample(dev_part + ewt("dev"), n_dev, rng), tests, shift
 
 
 _LOADERS = {"scan": _scan, "cogs": _cogs, "pos": _pos}
@@ -216,6 +244,88 @@ def load_task(
             raise InputValidationError(f"{k}: expected a positive size or None, got {v}")
     rng = np.random.default_rng([seed, 0])  # training side only; test sets have their own streams
     train, dev, tests, shift = _LOADERS[name](n_train, n_dev, n_test, rng, max_words, seed)
+    tag_set = tuple(sorted({t for _, o in train for t in o.split()})) if name == "pos" else None
     return Seq2SeqTask(
-        name, train, dev, tests, shift, _budget(train, dev), output_per_input=_length_ratio(train, dev)
+        name, train, dev, tests, shift, _budget(train, dev), output_per_input=_length_ratio(train, dev),
+        tag_set=tag_set,
     )
+
+
+def _read_extra(path: Path, tagging: bool) -> list[tuple[str, str | None]]:
+    """One user test set: CoNLL-U for a tagging task (universal tags; words only when every tag is ``_``), else
+    ``input<TAB>output`` / ``input`` lines."""
+    from helpers.data import read_conllu, read_seq2seq_tsv
+    from helpers.data.pos import parse_conllu
+
+    if not tagging:
+        return read_seq2seq_tsv(path)
+    if path.suffix not in (".conllu", ".gz"):
+        raise InputValidationError(f"{path}: a POS test set must be a CoNLL-U file (.conllu or .conllu.gz)")
+    read = read_conllu(path, tags="none")
+    with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as fh:
+        text = fh.read()
+    if all(t == "_" for sent in parse_conllu(text) for t in sent.upos):  # unlabelled
+        return [(" ".join(words), None) for words in read]
+    pairs = _tagged(read_conllu(path, tags="universal"), None)
+    return [(a, b) for a, b in pairs]
+
+
+def add_test_sets(task: Seq2SeqTask, paths: Sequence[str | Path], *, shift: str = "extra") -> Seq2SeqTask:
+    """A copy of ``task`` with your own test sets added, named by their file stem.
+
+    Parameters
+    ----------
+    task : Seq2SeqTask
+    paths : sequence of str or path
+        CoNLL-U files for a tagging task (``pos``; UPOS mapped to the 12 universal tags; a file whose tags are all
+        ``_`` is an unlabelled set), ``input<TAB>output`` (or ``input``-only, unlabelled) TSV files otherwise.
+    shift : str, keyword-only
+        Shift label of the new sets (default ``"extra"``: they are reported, but not counted in the ID / OOD claims).
+
+    Unlabelled sets carry ``None`` as gold: they get bounds and label-free estimates, never accuracies.  No set is
+    subsampled, and nothing here reaches the parser's or the discriminators' training data or decoding budget.
+    """
+    tests, shifts = dict(task.test_sets), dict(task.shift)
+    for p in paths:
+        path = Path(p)
+        name = path.name.split(".")[0]
+        if name in tests:
+            raise InputValidationError(f"{path}: a test set named {name!r} already exists in task {task.name!r}")
+        pairs = _read_extra(path, task.is_tagging)
+        if task.is_tagging and pairs[0][1] is not None:
+            unknown = sorted({t for _, o in pairs for t in o.split()} - set(task.tag_set))
+            if unknown:
+                raise InputValidationError(f"{path}: tags {unknown} are not among the task's tags {task.tag_set}")
+        tests[name], shifts[name] = pairs, shift
+    return dataclasses.replace(task, test_sets=tests, shift=shifts)
+
+
+def assign_test_files(files: Sequence[str] | dict[str, Sequence[str]], tasks: Sequence[str]) -> dict[str, list[str]]:
+    """Which task each user test file belongs to (the notebook's ``extra_test_sets`` parameter).
+
+    ``files`` is either a dict ``task -> [paths]`` or a plain list: CoNLL-U files (``.conllu``, ``.conllu.gz``) go
+    to ``pos``, other files (TSV) to the one seq2seq task among ``tasks`` (a dict is needed when both ``scan`` and
+    ``cogs`` run).  Every named task must be among ``tasks``.
+    """
+    if isinstance(files, dict):
+        out = {str(k): [str(p) for p in v] for k, v in files.items()}
+    else:
+        if isinstance(files, str):
+            raise InputValidationError(f"extra_test_sets: expected a list of paths or a dict task -> paths, got {files!r}")
+        out: dict[str, list[str]] = {}
+        seq = [t for t in tasks if t != "pos"]
+        for p in map(str, files):
+            if p.endswith((".conllu", ".conllu.gz")):
+                task = "pos"
+            elif len(seq) == 1:
+                task = seq[0]
+            else:
+                raise InputValidationError(
+                    f"extra_test_sets: cannot tell which of the tasks {seq or list(tasks)} {p!r} belongs to; pass a "
+                    "dict such as {'scan': ['my_set.tsv']}"
+                )
+            out.setdefault(task, []).append(p)
+    unknown = sorted(set(out) - set(tasks))
+    if unknown:
+        raise InputValidationError(f"extra_test_sets: tasks {unknown} are not run (tasks = {list(tasks)})")
+    return out

@@ -1,0 +1,197 @@
+"""Paper 1 POS and user test sets: constrained decoding (one tag per word), the most-frequent-tag baseline, tagging
+scores, TSV / CoNLL-U test sets added by the user (labelled and unlabelled) and their path through the pipeline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers.data import read_seq2seq_tsv
+from helpers.errors import DataNotFoundError, InputValidationError
+from helpers.experiments.p1_bounds import PipelineConfig, Seq2SeqTask, run_task
+from helpers.experiments.p1_bounds.analysis import estimates_table, recall_table, set_summary
+from helpers.experiments.p1_bounds.tasks import add_test_sets
+from helpers.seq2seq import WordVocab, beam_search, build_parser
+from helpers.seq2seq.tagging import MostFrequentTagger, tagging_scores
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+TINY = {"d_model": 8, "d_ff": 16, "num_layers": 1, "num_heads": 2, "d_kv": 4, "dropout_rate": 0.0}
+
+
+# ------------------------------------------------------------------------------------------ constrained decoding
+def test_beam_search_emits_exactly_one_allowed_tag_per_word():
+    vocab = WordVocab.build(["a b c X Y Z"])
+    model = build_parser(len(vocab), TINY, seed=0)
+    inputs = ["a b c", "a", "b c", "c c c c"]
+    free = beam_search(model, vocab, inputs, num_beams=3, max_new_tokens=6, device="cpu")
+    r = beam_search(model, vocab, inputs, num_beams=3, max_new_tokens=6, device="cpu",
+                    output_lengths=[3, 1, 2, 4], allowed_tokens=["X", "Y"])  # fmt: skip
+    for x, beams in zip(inputs, r.beams):
+        for b in beams:
+            assert len(b.split()) == len(x.split()) and set(b.split()) <= {"X", "Y"}
+    assert r.confidence.shape == (4,) and ((r.confidence > 0) & (r.confidence <= 1)).all()
+    assert free.beams != r.beams  # an untrained model does not emit aligned tag sequences on its own
+
+
+def test_beam_search_constraint_bad_input():
+    vocab = WordVocab.build(["a b X Y"])
+    model = build_parser(len(vocab), TINY, seed=0)
+    with pytest.raises(InputValidationError, match="output_lengths"):
+        beam_search(model, vocab, ["a b"], output_lengths=[1, 2], device="cpu")
+    with pytest.raises(InputValidationError, match="max_new_tokens"):
+        beam_search(model, vocab, ["a b"], output_lengths=[6], max_new_tokens=6, device="cpu")
+    with pytest.raises(InputValidationError, match="allowed_tokens"):
+        beam_search(model, vocab, ["a b"], allowed_tokens=["NOPE"], device="cpu")
+
+
+# ------------------------------------------------------------------------------------------ most-frequent tag
+def test_most_frequent_tagger_hand_computed():
+    sents = ["the dog", "the run", "dog run"]
+    tags = ["DET NOUN", "DET VERB", "NOUN NOUN"]
+    t = MostFrequentTagger().fit(sents, tags)
+    # dog: NOUN x2; run: VERB x1, NOUN x1 -> tie broken by the overall count (NOUN 3 > VERB 1); unseen -> NOUN
+    assert t.word_tag_ == {"the": "DET", "dog": "NOUN", "run": "NOUN"} and t.default_tag_ == "NOUN"
+    assert t.predict(["the cat run", "The"]) == ["DET NOUN NOUN", "NOUN"]
+    assert MostFrequentTagger(lowercase=True).fit(sents, tags).predict(["The"]) == ["DET"]
+    with pytest.raises(InputValidationError, match="one tag per word"):
+        MostFrequentTagger().fit(["a b"], ["X"])
+    with pytest.raises(InputValidationError, match="fit"):
+        MostFrequentTagger().predict(["a"])
+
+
+def test_tagging_scores_hand_computed():
+    s = tagging_scores(["A B", "A", "B B"], ["A B", "A C", "B A"])
+    # exact: 1 of 3; tokens: 2 + 1 + 1 right of max-lengths 2 + 2 + 2; one prediction has the wrong length
+    assert s == {"exact_match": pytest.approx(1 / 3), "token_accuracy": pytest.approx(4 / 6),
+                 "wrong_length": pytest.approx(1 / 3), "n": 3}  # fmt: skip
+    with pytest.raises(InputValidationError):
+        tagging_scores(["A"], [])
+
+
+# ------------------------------------------------------------------------------------------------ user sets
+CONLLU = """# sent_id = 1
+1\tthe\tthe\tDET\tDT\t_\t2\tdet\t_\t_
+2\tdog\tdog\tNOUN\tNN\t_\t3\tnsubj\t_\t_
+3\truns\trun\tVERB\tVBZ\t_\t0\troot\t_\t_
+
+# sent_id = 2
+1\tdogs\tdog\tNOUN\tNNS\t_\t2\tnsubj\t_\t_
+2\trun\trun\tVERB\tVBP\t_\t0\troot\t_\t_
+
+"""
+
+
+def _unlabelled(text: str) -> str:
+    rows = [line.split("\t") for line in text.splitlines()]
+    return "\n".join("\t".join(r[:3] + ["_", "_"] + r[5:]) if len(r) == 10 else r[0] for r in rows) + "\n"
+
+
+def _tag_task() -> Seq2SeqTask:
+    train = [("the dog runs", "DET NOUN VERB"), ("dogs run", "NOUN VERB"), ("the dogs", "DET NOUN")] * 4
+    return Seq2SeqTask("pos", train, train[:3], {"toy-ID": train[:3]}, {"toy-ID": "ID"}, max_new_tokens=5,
+                       output_per_input=1.0, tag_set=("DET", "NOUN", "VERB"))  # fmt: skip
+
+
+def test_read_seq2seq_tsv(tmp_path):
+    (tmp_path / "a.tsv").write_text("jump twice\tjump jump\n\nwalk\twalk\n")
+    assert read_seq2seq_tsv(tmp_path / "a.tsv") == [("jump twice", "jump jump"), ("walk", "walk")]
+    (tmp_path / "b.tsv").write_text("jump twice\nwalk  left\n")
+    assert read_seq2seq_tsv(tmp_path / "b.tsv") == [("jump twice", None), ("walk left", None)]
+    (tmp_path / "mixed.tsv").write_text("jump\tjump\nwalk\n")
+    with pytest.raises(InputValidationError, match="all or none"):
+        read_seq2seq_tsv(tmp_path / "mixed.tsv")
+    (tmp_path / "wide.tsv").write_text("a\tb\tc\n")
+    with pytest.raises(InputValidationError, match="3 columns"):
+        read_seq2seq_tsv(tmp_path / "wide.tsv")
+    with pytest.raises(DataNotFoundError):
+        read_seq2seq_tsv(tmp_path / "missing.tsv")
+
+
+def test_add_test_sets_conllu_labelled_and_unlabelled(tmp_path):
+    (tmp_path / "mine.conllu").write_text(CONLLU)
+    (tmp_path / "raw.conllu").write_text(_unlabelled(CONLLU))
+    t = add_test_sets(_tag_task(), [tmp_path / "mine.conllu", str(tmp_path / "raw.conllu")])
+    assert t.test_sets["mine"] == [("the dog runs", "DET NOUN VERB"), ("dogs run", "NOUN VERB")]
+    assert t.test_sets["raw"] == [("the dog runs", None), ("dogs run", None)]
+    assert t.shift == {"toy-ID": "ID", "mine": "extra", "raw": "extra"}
+    assert t.train == _tag_task().train and t.max_new_tokens == 5  # training side untouched
+    with pytest.raises(InputValidationError, match="already exists"):
+        add_test_sets(t, [tmp_path / "mine.conllu"])
+    (tmp_path / "adj.conllu").write_text(CONLLU.replace("\tDET\t", "\tADJ\t"))
+    with pytest.raises(InputValidationError, match="ADJ"):
+        add_test_sets(_tag_task(), [tmp_path / "adj.conllu"])
+    (tmp_path / "x.tsv").write_text("a\tb\n")
+    with pytest.raises(InputValidationError, match="CoNLL-U"):
+        add_test_sets(_tag_task(), [tmp_path / "x.tsv"])
+
+
+def test_unlabelled_and_tagging_sets_through_the_pipeline(tmp_path):
+    (tmp_path / "raw.conllu").write_text(_unlabelled(CONLLU))
+    (tmp_path / "mine.conllu").write_text(CONLLU)
+    task = add_test_sets(_tag_task(), [tmp_path / "raw.conllu", tmp_path / "mine.conllu"])
+    cfg = PipelineConfig(
+        parser_config=tuple(TINY.items()), parser_steps=6, parser_batch_size=4, snapshot_every=2, n_snapshots=3,
+        n_mine=None, max_negative_ratio=None, disc_kind="scratch", n_members=2, disc_epochs=1, disc_batch_size=8,
+        disc_lr=1e-3, beam_batch_size=16, disc_select_on_dev=False,
+    )  # fmt: skip
+    r = run_task(task, cfg, device="cpu", progress=False)
+    for s in [r.dev, *r.sets.values()]:  # a tagger emits one known tag per word, also on unseen sentences
+        for x, p in zip(s.inputs, s.predictions):
+            assert len(p.split()) == len(x.split()) and set(p.split()) <= set(task.tag_set)
+    raw = r.sets["raw"]
+    assert not raw.labelled and raw.golds is None and np.isnan(raw.accuracy) and raw.votes.shape == (2, 2)
+    est = estimates_table(r)
+    f = est[est["set"] == "raw"].set_index("method")
+    assert "Gold" not in f.index and f["abs_error"].isna().all()
+    assert f.loc["Upper", "accuracy"] == pytest.approx(raw.votes.any(1).mean())
+    assert "Gold" in est[est["set"] == "mine"]["method"].values
+    assert set(recall_table(r)["set"]) == {"toy-ID", "mine"}
+    summ = set_summary(est).set_index("set")
+    assert np.isnan(summ.loc["raw", "gold"]) and summ.loc["raw", "width"] == pytest.approx(
+        summ.loc["raw", "upper"] - summ.loc["raw", "lower"]
+    )
+
+
+def test_assign_test_files():
+    from helpers.experiments.p1_bounds.tasks import assign_test_files
+
+    assert assign_test_files(["a.conllu", "b.tsv"], ["scan", "pos"]) == {
+        "pos": ["a.conllu"],
+        "scan": ["b.tsv"],
+    }
+    assert assign_test_files({"cogs": ["c.tsv"]}, ["scan", "cogs"]) == {"cogs": ["c.tsv"]}
+    assert assign_test_files([], ["scan"]) == {}
+    with pytest.raises(InputValidationError, match="dict"):
+        assign_test_files(["b.tsv"], ["scan", "cogs"])
+    with pytest.raises(InputValidationError, match="not run"):
+        assign_test_files(["a.conllu"], ["scan"])
+    with pytest.raises(InputValidationError, match="list of paths"):
+        assign_test_files("a.conllu", ["pos"])
+
+
+@pytest.mark.slow
+def test_notebook_01_takes_your_own_test_sets(tmp_path):
+    """``-p extra_test_sets=[...]``: a labelled and an unlabelled TSV set reach the summary table of notebook 01."""
+    from conftest import shared_data_dir
+
+    from helpers import runner
+
+    if shared_data_dir() is None:
+        pytest.skip("data not available")
+    (tmp_path / "my_scan.tsv").write_text("jump twice\tI_JUMP I_JUMP\nwalk left\tI_TURN_LEFT I_WALK\n")
+    (tmp_path / "my_raw.tsv").write_text("run thrice\nlook\n")
+    files = [str(tmp_path / "my_scan.tsv"), str(tmp_path / "my_raw.tsv")]
+    run = runner.run_notebooks(profile="smoke", only=["01_discriminator_bounds"], echo=False,
+                               parameters={"extra_test_sets": files})[0]  # fmt: skip
+    assert run.status == "ok", f"failed at cell {run.failed_cell}: {run.error}"
+    import pandas as pd
+
+    from helpers.paths import figures_dir
+
+    summ = pd.read_csv(figures_dir() / "01_discriminator_bounds_summary.csv").set_index("set")
+    assert {"my_scan", "my_raw"} <= set(summ.index)
+    assert summ.loc["my_scan", "shift"] == "extra" and summ.loc["my_scan", "gold"] in (0.0, 0.5, 1.0)
+    assert (
+        np.isnan(summ.loc["my_raw", "gold"])
+        and 0 <= summ.loc["my_raw", "lower"] <= summ.loc["my_raw", "upper"]
+    )
