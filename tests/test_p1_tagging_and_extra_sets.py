@@ -195,3 +195,38 @@ def test_notebook_01_takes_your_own_test_sets(tmp_path):
         np.isnan(summ.loc["my_raw", "gold"])
         and 0 <= summ.loc["my_raw", "lower"] <= summ.loc["my_raw", "upper"]
     )
+
+
+def test_vote_auc_column_hand_computed():
+    from helpers.experiments.p1_bounds.pipeline import SetResult, TaskResult
+    from helpers.seq2seq import DiscriminatorData
+
+    votes = np.array([[1, 1], [1, 0], [0, 0], [1, 1]], dtype=np.int8)  # mean votes 1, .5, 0, 1
+    correct = np.array([True, True, False, False])
+    s = SetResult("s", "ID", ["i"] * 4, ["g"] * 4, ["p"] * 4, np.full(4, 0.5), correct, votes)
+    empty = DiscriminatorData([], [], np.zeros(0, dtype=int))
+    r = TaskResult("t", s, {"s": s}, empty, empty, np.zeros((0, 2)))
+    # positive scores {1, .5} vs negative {0, 1}: pairs 1 + .5 + 1 + 0 = 2.5 of 4
+    assert recall_table(r).loc[0, "Vote AUC"] == pytest.approx(0.625)
+    assert r.info_row()["vote_auc_final_dev"] == pytest.approx(0.625)
+
+
+def test_notebook_01_settings_are_shared_with_notebook_06():
+    from helpers.experiments.p1_bounds.settings import notebook_parameters, pipeline_config
+
+    params = notebook_parameters("default")
+    cfg = pipeline_config(params, "scan")
+    assert cfg.parser_steps == params["task_overrides"].get("scan", {}).get(
+        "parser_steps", params["parser_steps"]
+    )
+    assert cfg.n_mine == params["n_mine"] and cfg.disc_epochs == params["disc_epochs"]
+    smoke = pipeline_config(notebook_parameters("smoke"), "scan")
+    assert smoke.disc_kind == "scratch" and smoke.disc_freeze_layers == 0  # frozen layers are MiniLM-only
+    assert (
+        pipeline_config(notebook_parameters("default", parser_steps=7, task_overrides={}), "pos").parser_steps
+        == 7
+    )
+    with pytest.raises(InputValidationError, match="not parameters"):
+        notebook_parameters("default", no_such_knob=1)
+    with pytest.raises(InputValidationError, match="PipelineConfig"):
+        pipeline_config({**params, "task_overrides": {"scan": {"nope": 1}}}, "scan")

@@ -16,7 +16,7 @@ import pandas as pd
 from helpers.errors import InputValidationError
 from helpers.estimators import get_estimator
 from helpers.estimators.bounds import bounds_table, maxprob_oracle_bounds
-from helpers.metrics import correct_recall, incorrect_recall
+from helpers.metrics import correct_recall, incorrect_recall, roc_auc
 from helpers.validation import check_binary
 
 __all__ = [
@@ -91,7 +91,13 @@ def estimates_table(result, *, baselines: dict | None = None) -> pd.DataFrame:
 
 def recall_table(result) -> pd.DataFrame:
     """Table 1 of paper 1: Correct-/Incorrect-Recall (Eq. 3) of a single discriminator (mean over the members),
-    Upper (Ensemble_correct) and Lower (Ensemble_incorrect), one row per labelled set."""
+    Upper (Ensemble_correct) and Lower (Ensemble_incorrect), one row per labelled set.
+
+    An extra diagnostic column, ``Vote AUC``: the AUC of the fraction of members voting Correct for telling the
+    parser's correct outputs from its wrong ones on that set (NaN when one class is absent).  The members are
+    selected by AUC on negatives mined from parser snapshots; this says how well they judge the final parser's
+    actual outputs, which is what the bounds need.
+    """
     rows = []
     for s in (s for s in result.sets.values() if s.labelled):
         g = s.correct.astype(bool)
@@ -105,8 +111,10 @@ def recall_table(result) -> pd.DataFrame:
             )
             for name, p in preds.items():
                 row[f"{name} {tag}"] = fn(predicted_correct=p, gold_correct=g) if ok else np.nan
+        row["Vote AUC"] = roc_auc(scores=s.votes.mean(1), labels=g.astype(int))
         rows.append(row)
     cols = ["task", "set", "shift"] + [f"{m} {t}" for m in ("Single", "Upper", "Lower") for t in ("CR", "IR")]
+    cols.append("Vote AUC")
     return pd.DataFrame(rows)[cols]
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from helpers.cache import cache_key, cached_arrays
 from helpers.errors import InputValidationError
 from helpers.experiments.p1_bounds.tasks import Seq2SeqTask, render_scan_output
+from helpers.metrics import roc_auc
 from helpers.paths import cache_dir
 from helpers.seq2seq.discriminators import SEP, discriminator_votes, train_discriminators
 from helpers.seq2seq.negatives import DiscriminatorData, discriminator_dataset, mine_negatives, snapshot_beams
@@ -153,6 +154,9 @@ class TaskResult:
             "disc_dev_CR": cr,
             "disc_dev_IR": ir,
             "parser_dev_accuracy": self.dev.accuracy,
+            # how well the members' votes separate the final parser's correct from wrong dev outputs (not the
+            # snapshot negatives they were selected on)
+            "vote_auc_final_dev": roc_auc(scores=self.dev.votes.mean(1), labels=self.dev.correct.astype(int)),
         }
 
 

@@ -81,28 +81,25 @@ def parser_cached(data, cfg) -> bool:
 def run_seq2seq(
     *,
     task: str = "scan",
-    n_train: int | None = 3000,
-    n_dev: int = 100,
-    n_test: int = 150,
-    max_words: int | None = 15,
-    config: Mapping[str, Any] | None = None,
+    profile: str = "default",
+    overrides: Mapping[str, Any] | None = None,
     only_if_cached: bool = False,
     n_boot: int = 200,
     level: float = 0.95,
-    seed: int = 0,
 ) -> tuple[pd.DataFrame | None, Any]:
     """Train (or restore from notebook 01's cache) the parser + discriminators and return (rows, TaskResult).
 
-    ``config`` holds :class:`helpers.seq2seq.PipelineConfig` fields; every stage of the pipeline is cached, so
-    notebook 01's settings (the defaults of the data arguments here, with 01's parameters in ``config``) reuse
-    its parser, negatives, discriminators and votes.  ``only_if_cached=True`` returns ``(None, None)`` instead of
-    training when the parser is not in the cache (:func:`parser_cached`).
+    The data and :class:`~helpers.experiments.p1_bounds.PipelineConfig` are notebook 01's for ``profile``
+    (:func:`helpers.experiments.p1_bounds.settings.notebook_parameters`, with ``overrides`` of 01's parameters),
+    so the main job reuses 01's parser, negatives, discriminators and votes.  ``only_if_cached=True`` returns
+    ``(None, None)`` instead of training when the parser is not in the cache (:func:`parser_cached`).
     """
-    from helpers.experiments.p1_bounds import PipelineConfig, load_task, run_task
+    from helpers.experiments.p1_bounds import run_task
+    from helpers.experiments.p1_bounds.settings import notebook_parameters, pipeline_config, task_data
 
-    data = load_task(task, n_train=n_train, n_dev=n_dev, n_test=n_test, max_words=max_words, seed=seed)
-    cfg = PipelineConfig(**{"seed": seed, **dict(config or {})})
+    params = notebook_parameters(profile, **dict(overrides or {}))
+    data, cfg = task_data(params, task), pipeline_config(params, task)
     if only_if_cached and not parser_cached(data, cfg):
         return None, None
     result = run_task(data, cfg, progress=False)
-    return seq2seq_rows(result, n_boot=n_boot, level=level, seed=seed), result
+    return seq2seq_rows(result, n_boot=n_boot, level=level, seed=params["seed"]), result
