@@ -230,3 +230,31 @@ def test_notebook_01_settings_are_shared_with_notebook_06():
         notebook_parameters("default", no_such_knob=1)
     with pytest.raises(InputValidationError, match="PipelineConfig"):
         pipeline_config({**params, "task_overrides": {"scan": {"nope": 1}}}, "scan")
+
+
+def test_unk_singletons_replaces_only_once_seen_source_words():
+    from helpers.seq2seq.parser import Seq2SeqDataset
+
+    pairs = [("the dog runs", "D N V"), ("the cat", "D N"), ("a dog", "D N")]  # once: runs, cat, a
+    vocab = WordVocab.build([p[0] for p in pairs] + [p[1] for p in pairs])
+    unk = vocab.unk_id
+    plain = Seq2SeqDataset(pairs, vocab)
+    assert all(unk not in src for src, _ in plain.items)
+    every = Seq2SeqDataset(pairs, vocab, unk_singletons=1.0)
+    once = {vocab.stoi[w] for w in ("runs", "cat", "a")}
+    for (src, tgt), (s0, t0) in zip(every.items, plain.items):
+        assert tgt == t0 and src == [unk if i in once else i for i in s0]
+    rare = [(f"w{i} the", "N D") for i in range(200)]  # every w{i} is seen once
+    rv = WordVocab.build([p[0] for p in rare] + ["N D"])
+    half = [Seq2SeqDataset(rare, rv, unk_singletons=0.5, seed=s).items for s in (0, 0, 1)]
+    assert half[0] == half[1] and half[0] != half[2]  # drawn from the seed: identical on resume
+    share = np.mean([src[0] == rv.unk_id for src, _ in half[0]])
+    assert 0.4 < share < 0.6 and all(src[1] == rv.stoi["the"] for src, _ in half[0])
+    with pytest.raises(InputValidationError, match="unk_singletons"):
+        Seq2SeqDataset(pairs, vocab, unk_singletons=1.5)
+
+
+def test_pipeline_config_key_is_unchanged_by_a_default_unk_singletons():
+    cfg = PipelineConfig()
+    assert "parser_unk_singletons" not in cfg.key()
+    assert PipelineConfig(parser_unk_singletons=0.5).key()["parser_unk_singletons"] == 0.5

@@ -28,7 +28,7 @@ from torch import nn
 
 from helpers.errors import InputValidationError
 from helpers.models.text import pad_sequences as _pad
-from helpers.seq2seq.vocab import WordVocab
+from helpers.seq2seq.vocab import UNK, WordVocab
 from helpers.training import FitResult, fit, get_device
 
 __all__ = [
@@ -142,7 +142,12 @@ def build_parser(vocab_size: int, config: ParserConfig | str | dict = "tiny", *,
 
 
 class Seq2SeqDataset(torch.utils.data.Dataset):
-    """Items ``(source ids, target ids)`` (each ending in ``</s>``) of ``(input, output)`` string pairs."""
+    """Items ``(source ids, target ids)`` (each ending in ``</s>``) of ``(input, output)`` string pairs.
+
+    ``unk_singletons = p`` replaces each occurrence of a source word seen only once in ``pairs`` by ``<unk>`` with
+    probability ``p`` (drawn once, from ``seed``): the parser then learns an ``<unk>`` embedding for unseen test
+    words while still seeing most rare words, instead of losing every rare word to a frequency cut-off.
+    """
 
     def __init__(
         self,
@@ -151,12 +156,27 @@ class Seq2SeqDataset(torch.utils.data.Dataset):
         *,
         max_source_len: int | None = None,
         max_target_len: int | None = None,
+        unk_singletons: float = 0.0,
+        seed: int = 0,
     ):
         if len(pairs) == 0:
             raise InputValidationError("pairs: expected at least one (input, output) pair, got none")
+        if not 0.0 <= unk_singletons <= 1.0:
+            raise InputValidationError(f"unk_singletons: expected a probability in [0, 1], got {unk_singletons}")
+        once: set[str] = set()
+        if unk_singletons:
+            from collections import Counter
+
+            counts = Counter(w for p in pairs for w in p[0].split())
+            once = {w for w, c in counts.items() if c == 1}
+        rng = np.random.default_rng([seed, 7])
         self.items = []
         for p in pairs:
-            src, tgt = vocab.encode(p[0]), vocab.encode(p[1])
+            words = p[0].split()
+            if once:
+                hit = rng.random(len(words)) < unk_singletons
+                words = [UNK if h and w in once else w for w, h in zip(words, hit)]
+            src, tgt = vocab.encode(" ".join(words)), vocab.encode(p[1])
             if max_source_len:
                 src = src[: max_source_len - 1] + [vocab.eos_id] if len(src) > max_source_len else src
             if max_target_len:
@@ -212,13 +232,15 @@ def train_parser(
     n_snapshots: int = 5,
     device: str = "auto",
     progress: bool = True,
+    unk_singletons: float = 0.0,
 ) -> FitResult:
     """Train the parser with teacher forcing (cross-entropy on the target ids), resumably.
 
     Paper 1 App. B.1: Adam, constant learning rate, weight decay 1e-3.  With ``checkpoint_dir`` the run resumes
     from its newest checkpoint (so a finished parser is never retrained), and with ``snapshot_every = K`` the
     weights after steps ``K, 2K, ..., n_snapshots·K`` are saved under ``checkpoint_dir/snapshots/`` — "the first 5
-    checkpoints of the parser" whose beams give the discriminator's negatives (App. B.1).
+    checkpoints of the parser" whose beams give the discriminator's negatives (App. B.1).  ``unk_singletons``: the
+    share of once-seen source words read as ``<unk>`` (see :class:`Seq2SeqDataset`).
 
     Returns
     -------
@@ -242,7 +264,7 @@ def train_parser(
             torch.save({k: v.detach().cpu() for k, v in info.model.state_dict().items()}, tmp)
             os.replace(tmp, final)
 
-    data = Seq2SeqDataset(pairs, vocab)
+    data = Seq2SeqDataset(pairs, vocab, unk_singletons=unk_singletons, seed=seed)
     result = fit(
         model,
         data,

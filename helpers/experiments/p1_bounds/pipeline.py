@@ -50,7 +50,8 @@ class PipelineConfig:
     Parser: ``parser_config`` (preset name or dict, see :class:`helpers.seq2seq.parser.ParserConfig`),
     ``vocab_min_freq`` (rarer training words become ``<unk>``, so the parser learns an ``<unk>`` embedding, and the
     output layer over a large POS vocabulary shrinks),
-    ``parser_steps``, ``parser_batch_size``, ``parser_lr``; negatives: ``snapshot_every`` (K) and ``n_snapshots``
+    ``parser_steps``, ``parser_batch_size``, ``parser_lr``, ``parser_unk_singletons`` (share of once-seen training
+    words read as ``<unk>``); negatives: ``snapshot_every`` (K) and ``n_snapshots``
     (5 in the paper), ``n_mine`` training inputs decoded by each snapshot (``None`` = the whole training set, as in
     the paper), ``negatives_per_example``, ``max_negative_ratio``; discriminators: ``disc_kind`` ("minilm" or
     "scratch"), ``n_members`` (5), ``disc_epochs``, ``disc_batch_size``, ``disc_lr``, ``disc_max_length``,
@@ -65,6 +66,7 @@ class PipelineConfig:
     parser_steps: int = 800
     parser_batch_size: int = 64
     parser_lr: float = 3e-3
+    parser_unk_singletons: float = 0.0
     snapshot_every: int = 100
     n_snapshots: int = 5
     n_mine: int | None = 600
@@ -88,6 +90,8 @@ class PipelineConfig:
         d["parser_config"] = _config(
             dict(self.parser_config) if isinstance(self.parser_config, tuple) else self.parser_config
         ).to_dict()
+        if not d["parser_unk_singletons"]:  # added later: at its default, keys (and caches) stay as they were
+            del d["parser_unk_singletons"]
         return d
 
 
@@ -221,6 +225,7 @@ def run_task(
         batch_size=cfg.parser_batch_size,
         lr=cfg.parser_lr,
         seed=cfg.seed,
+        unk_singletons=cfg.parser_unk_singletons,
         checkpoint_dir=ckdir,
         snapshot_every=cfg.snapshot_every,
         n_snapshots=cfg.n_snapshots,
