@@ -39,6 +39,8 @@ __all__ = [
     "list_notebooks",
     "load_profile",
     "declared_parameters",
+    "notebook_parameters",
+    "namespace_parameters",
     "run_notebook",
     "run_notebooks",
     "format_runs",
@@ -157,6 +159,30 @@ def declared_parameters(notebook: Path) -> dict[str, Any]:
     if not params:
         raise ProfileError(f"{notebook.name}: no cell tagged 'parameters' (every notebook needs one)")
     return params
+
+
+def notebook_parameters(notebook: str, profile: str = "default", **overrides: Any) -> dict[str, Any]:
+    """A notebook's parameters for ``profile``: its ``parameters`` cell's defaults, updated by its profile file and
+    then by ``overrides`` (an unknown name is an error, not ignored).  How one notebook reads another's settings
+    (and so its cache), e.g. notebook 06 reading 05's and 01's."""
+    import ast
+
+    from helpers.errors import InputValidationError
+
+    declared = declared_parameters(notebooks_dir() / f"{notebook}.ipynb")
+    params = {name: ast.literal_eval(info["default"]) for name, info in declared.items()}
+    params.update(load_profile(profile).get(notebook, {}))
+    unknown = sorted(set(overrides) - set(params))
+    if unknown:
+        raise InputValidationError(f"overrides: {unknown} are not parameters of notebook {notebook}")
+    params.update(overrides)
+    return params
+
+
+def namespace_parameters(notebook: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The running notebook's parameters, read from its namespace (``globals()``) by the names of its
+    ``parameters`` cell: the same mapping :func:`notebook_parameters` gives another notebook."""
+    return {name: namespace[name] for name in declared_parameters(notebooks_dir() / f"{notebook}.ipynb")}
 
 
 def _sha256(data: bytes) -> str:

@@ -7,7 +7,6 @@ never drift apart (a change of 01's defaults is a change of 06's seq2seq block).
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,23 +25,16 @@ _CONFIG_FIELDS = tuple(PipelineConfig.__dataclass_fields__)
 def notebook_parameters(profile: str = "default", **overrides: Any) -> dict[str, Any]:
     """Notebook 01's parameters for ``profile``: its ``parameters`` cell, updated by the profile file and then by
     ``overrides`` (an unknown name is an error)."""
-    from helpers.runner import declared_parameters, load_profile, notebooks_dir
+    from helpers.runner import notebook_parameters as read
 
-    declared = declared_parameters(notebooks_dir() / f"{NOTEBOOK}.ipynb")
-    params = {name: ast.literal_eval(info["default"]) for name, info in declared.items()}
-    params.update(load_profile(profile).get(NOTEBOOK, {}))
-    unknown = sorted(set(overrides) - set(params))
-    if unknown:
-        raise InputValidationError(f"overrides: {unknown} are not parameters of notebook {NOTEBOOK}")
-    params.update(overrides)
-    return params
+    return read(NOTEBOOK, profile, **overrides)
 
 
 def this_run(namespace: Mapping[str, Any]) -> dict[str, Any]:
     """The running notebook 01's parameters, read from its namespace by the names of its ``parameters`` cell."""
-    from helpers.runner import declared_parameters, notebooks_dir
+    from helpers.runner import namespace_parameters
 
-    return {name: namespace[name] for name in declared_parameters(notebooks_dir() / f"{NOTEBOOK}.ipynb")}
+    return namespace_parameters(NOTEBOOK, namespace)
 
 
 def pipeline_config(params: Mapping[str, Any], task: str) -> PipelineConfig:

@@ -19,7 +19,6 @@ setup                     models and sets
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,24 +107,17 @@ class Setup:
 def notebook_parameters(profile: str = "default", **overrides: Any) -> dict[str, Any]:
     """Notebook 05's parameters for ``profile``: its ``parameters`` cell's values, updated by
     ``notebooks/profiles/05_mde.yaml`` and then by ``overrides`` (what notebook 06 uses to read 05's cache)."""
-    from helpers.runner import declared_parameters, load_profile, notebooks_dir
+    from helpers.runner import notebook_parameters as read
 
-    declared = declared_parameters(notebooks_dir() / f"{NOTEBOOK}.ipynb")
-    params = {name: ast.literal_eval(info["default"]) for name, info in declared.items()}
-    params.update(load_profile(profile).get(NOTEBOOK, {}))
-    unknown = sorted(set(overrides) - set(params))
-    if unknown:
-        raise InputValidationError(f"overrides: {unknown} are not parameters of notebook {NOTEBOOK}")
-    params.update(overrides)
-    return params
+    return read(NOTEBOOK, profile, **overrides)
 
 
 def this_run(namespace: Mapping[str, Any]) -> dict[str, Any]:
     """The parameters of the running notebook 05, read from its namespace (``globals()``) by the names of its
     ``parameters`` cell: the same mapping :func:`notebook_parameters` gives notebook 06."""
-    from helpers.runner import declared_parameters, notebooks_dir
+    from helpers.runner import namespace_parameters
 
-    return {name: namespace[name] for name in declared_parameters(notebooks_dir() / f"{NOTEBOOK}.ipynb")}
+    return namespace_parameters(NOTEBOOK, namespace)
 
 
 # ------------------------------------------------------------------------------------------------------- images
