@@ -261,13 +261,11 @@ def _read_extra(path: Path, tagging: bool) -> list[tuple[str, str | None]]:
         return read_seq2seq_tsv(path)
     if path.suffix not in (".conllu", ".gz"):
         raise InputValidationError(f"{path}: a POS test set must be a CoNLL-U file (.conllu or .conllu.gz)")
-    read = read_conllu(path, tags="none")
     with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as fh:
-        text = fh.read()
-    if all(t == "_" for sent in parse_conllu(text) for t in sent.upos):  # unlabelled
-        return [(" ".join(words), None) for words in read]
-    pairs = _tagged(read_conllu(path, tags="universal"), None)
-    return [(a, b) for a, b in pairs]
+        sents = parse_conllu(fh.read())
+    if sents and all(t == "_" for sent in sents for t in sent.upos):  # unlabelled: words only
+        return [(" ".join(sent.words), None) for sent in sents]
+    return _tagged(read_conllu(path, tags="universal"), None)  # validates the tags, maps UPOS -> universal
 
 
 def add_test_sets(task: Seq2SeqTask, paths: Sequence[str | Path], *, shift: str = "extra") -> Seq2SeqTask:
