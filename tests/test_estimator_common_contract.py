@@ -11,7 +11,14 @@ from sklearn.base import clone
 
 from helpers.benchmark import ShiftTask, run_benchmark
 from helpers.errors import InputValidationError
-from helpers.estimators import ESTIMATORS, Estimate, get_estimator, list_estimators, register_estimator
+from helpers.estimators import (
+    ESTIMATORS,
+    Estimate,
+    get_estimator,
+    learns_from_shifted_sets,
+    list_estimators,
+    register_estimator,
+)
 from helpers.estimators.base import ESTIMATE_ARGUMENTS, FIT_ARGUMENTS, BaseEstimator
 
 RNG = np.random.default_rng(0)
@@ -19,6 +26,19 @@ Z = RNG.normal(size=(120, 4))
 Y = RNG.integers(0, 4, 120)
 Z[np.arange(120), Y] += 2.0
 FEATURES = RNG.normal(size=(120, 5))
+
+
+def _shifted(name: str) -> dict:
+    """Labelled shifted sets for an estimator that learns from them (the stacked estimator)."""
+    if not learns_from_shifted_sets(get_estimator(name)):
+        return {}
+    sets = {}
+    for i in range(6):
+        z = RNG.normal(size=(80, 4))
+        y = RNG.integers(0, 4, 80)
+        z[np.arange(80), y] += 2.0 - 0.3 * i
+        sets[f"s{i}"] = (z, y)
+    return {"shifted": sets}
 
 
 def _extra(name: str) -> dict:
@@ -31,7 +51,7 @@ def test_every_registered_estimator_takes_the_common_keywords(name):
     fit_sig, est_sig = inspect.signature(est.fit).parameters, inspect.signature(est.estimate).parameters
     assert set(FIT_ARGUMENTS) <= set(fit_sig) and set(ESTIMATE_ARGUMENTS) <= set(est_sig)
     # the README's call, with every common keyword given: what a method does not need is ignored
-    out = est.fit(logits=Z, probs=None, labels=Y, features=None)
+    out = est.fit(logits=Z, probs=None, labels=Y, features=None, **_shifted(name))
     assert out is est
     res = est.estimate(logits=Z, probs=None, features=None, interval=True, **_extra(name))
     assert isinstance(res, Estimate) and res.n == 120

@@ -3,7 +3,8 @@
 Method catalogue (names of :mod:`helpers.estimators`' registry)
 ----------------------------------------------------------------
 ``accuracy`` methods output an accuracy directly (fitted on the labelled reference where needed):
-average_confidence, doc, maxprob, atc_mc, atc_ne, cot, and agreement (needs partner logits).
+average_confidence, doc, maxprob, atc_mc, atc_ne, cot, cbpe (NannyML's CBPE) and agreement (needs partner
+logits).
 
 ``score`` methods output a set-level score that a :class:`~helpers.estimators.MetaSetRegression` (linear,
 fitted on the task's meta-set: one (score, accuracy) pair per meta set, paper 5 Algorithm 1) maps to accuracy:
@@ -44,7 +45,7 @@ import pandas as pd
 
 from helpers.benchmark.task import ShiftTask
 from helpers.errors import InputValidationError, UnknownNameError
-from helpers.estimators import MetaSetRegression, get_estimator, list_estimators
+from helpers.estimators import MetaSetRegression, get_estimator, learns_from_shifted_sets, list_estimators
 
 __all__ = [
     "ACCURACY_METHODS",
@@ -65,6 +66,7 @@ ACCURACY_METHODS: tuple[str, ...] = (
     "atc_ne",
     "cot",
     "agreement",
+    "cbpe",
 )
 SCORE_METHODS: tuple[str, ...] = (
     "average_negative_entropy",
@@ -126,7 +128,13 @@ def applicable(task: ShiftTask, method: str) -> tuple[bool, str]:
     if method not in DEFAULT_METHODS and not _is_custom(method):
         raise UnknownNameError("benchmark method", method, DEFAULT_METHODS + tuple(list_estimators()))
     if _is_custom(method):
-        return (False, "no meta-set to regress the score on") if _is_score(method) and not task.meta else (True, "")
+        if task.meta:
+            return True, ""
+        if _is_score(method):
+            return False, "no meta-set to regress the score on"
+        if learns_from_shifted_sets(get_estimator(method)):
+            return False, "no meta-set (labelled shifted sets) to learn from"
+        return True, ""
     if method == "agreement" and not task.partner:
         return False, "no partner-model logits"
     if method in SCORE_METHODS:
@@ -154,10 +162,14 @@ def _fit(task: ShiftTask, method: str, est: Any) -> Any:
     ref = task.reference
     if _is_custom(method):
         features = task.features["reference"] if task.features else None
+        if learns_from_shifted_sets(est):  # e.g. the stacked estimator: the meta-set is its labelled shifted sets
+            shifted = {m: {"logits": s.logits, "labels": s.labels,
+                           "features": task.features[m] if task.features else None} for m, s in task.meta.items()}  # fmt: skip
+            return est.fit(logits=ref.logits, labels=ref.labels, features=features, shifted=shifted)
         return est.fit(logits=ref.logits, labels=ref.labels, features=features)
     if method == "frechet":
         return est.fit(**_inputs(task, method, "reference", ref.logits))
-    if method in ("doc", "maxprob", "atc_mc", "atc_ne", "cot", "average_confidence"):
+    if method in ("doc", "maxprob", "atc_mc", "atc_ne", "cot", "average_confidence", "cbpe"):
         return est.fit(logits=ref.logits, labels=ref.labels)
     return est.fit(logits=ref.logits)
 
@@ -446,7 +458,8 @@ def run_benchmark(
         Names of :data:`DEFAULT_METHODS` (default: all of them) and/or estimators added with
         :func:`helpers.estimators.register_estimator` (fitted with ``fit(logits=, labels=, features=)`` on the
         reference, estimated with ``estimate(logits=, features=, interval=True)``; one with ``output = "score"``
-        is regressed on the meta-set); inapplicable ones are listed in ``result.skipped``.
+        is regressed on the meta-set; one whose ``fit`` takes ``shifted=``, such as ``"stacked"``, gets the meta-set
+        as its labelled shifted sets); inapplicable ones are listed in ``result.skipped``.
     n_boot, level : int, float
         Bootstrap resamples and interval level.
     seed : int

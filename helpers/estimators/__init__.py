@@ -29,7 +29,12 @@ nuclear_norm               NuclearNorm (score)                 nuclear_norm_scor
 frechet                    FrechetDistance (score)             frechet_distance(features_a, features_b)
 cot                        COT                                 cot_error(probs, reference_distribution)
 agreement                  AgreementScore                      agreement_score(predictions_a, predictions_b)
+cbpe                       CBPE (NannyML)                      cbpe_accuracy(reference_probs=, ...)
+stacked                    StackedEstimator (needs shifted=)   StackedRegression().fit(X, y)
 =========================  ==================================  =================================
+
+:class:`ShiftConformal` wraps any of them with a split-conformal interval calibrated on labelled shifted sets
+(:mod:`helpers.estimators.conformal`), the interval that covers a shift's error rather than sampling noise.
 
 Not in the logits registry (different inputs): :class:`MetaSetRegression` maps any scalar score to accuracy
 over a collection of shifted sets (``metaset_report`` / ``compare_measures`` evaluate it in-sample, held-out and
@@ -59,6 +64,7 @@ from helpers.estimators.bounds import (
     mean_discrim,
     upper_bound,
 )
+from helpers.estimators.cbpe import CBPE, cbpe_accuracy, cbpe_expected_correct, fit_cbpe_calibrators
 from helpers.estimators.confidence import (
     AverageConfidence,
     AverageNegativeEntropy,
@@ -68,6 +74,13 @@ from helpers.estimators.confidence import (
     average_negative_entropy,
     doc_accuracy,
     maxprob_accuracy,
+)
+from helpers.estimators.conformal import (
+    ShiftConformal,
+    conformal_intervals,
+    conformal_quantile,
+    conformal_radius,
+    difficulty_scale,
 )
 from helpers.estimators.cot import COT, cot_error, label_distribution
 from helpers.estimators.dispersity import (
@@ -80,7 +93,14 @@ from helpers.estimators.dispersity import (
 )
 from helpers.estimators.energy import MDE, AverageEnergy, average_energy, free_energy, mde
 from helpers.estimators.metaset import MetaSetRegression, compare_measures, metaset_predict, metaset_report
-from helpers.estimators.registry import ESTIMATORS, get_estimator, list_estimators, register_estimator
+from helpers.estimators.registry import (
+    ESTIMATORS,
+    get_estimator,
+    learns_from_shifted_sets,
+    list_estimators,
+    register_estimator,
+)
+from helpers.estimators.stacking import STACK_METHODS, StackedEstimator, StackedRegression
 
 __all__ = [
     "Estimate",
@@ -97,6 +117,7 @@ __all__ = [
     "FrechetDistance",
     "COT",
     "AgreementScore",
+    "CBPE",
     # functions
     "softmax",
     "logsumexp_rows",
@@ -118,6 +139,9 @@ __all__ = [
     "label_distribution",
     "cot_error",
     "agreement_score",
+    "cbpe_accuracy",
+    "cbpe_expected_correct",
+    "fit_cbpe_calibrators",
     # intervals
     "BootstrapResult",
     "bootstrap_interval",
@@ -139,8 +163,18 @@ __all__ = [
     "mean_discrim",
     "mean_bounds",
     "maxprob_oracle_bounds",
+    # beyond the papers: shift-aware intervals and stacking (notebook 06)
+    "ShiftConformal",
+    "conformal_quantile",
+    "conformal_radius",
+    "conformal_intervals",
+    "difficulty_scale",
+    "StackedEstimator",
+    "StackedRegression",
+    "STACK_METHODS",
     # registry
     "ESTIMATORS",
+    "learns_from_shifted_sets",
     "get_estimator",
     "list_estimators",
     "register_estimator",

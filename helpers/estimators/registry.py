@@ -12,13 +12,15 @@ from typing import Any
 from helpers.errors import InputValidationError
 from helpers.estimators.agreement import AgreementScore
 from helpers.estimators.atc import ATC
+from helpers.estimators.cbpe import CBPE
 from helpers.estimators.confidence import AverageConfidence, AverageNegativeEntropy, DoC, MaxProbThreshold
 from helpers.estimators.cot import COT
 from helpers.estimators.dispersity import FrechetDistance, NuclearNorm
 from helpers.estimators.energy import MDE, AverageEnergy
+from helpers.estimators.stacking import StackedEstimator
 from helpers.registry import Registry
 
-__all__ = ["ESTIMATORS", "get_estimator", "list_estimators", "register_estimator"]
+__all__ = ["ESTIMATORS", "get_estimator", "list_estimators", "register_estimator", "learns_from_shifted_sets"]
 
 #: name -> factory(**params) returning an unfitted estimator
 ESTIMATORS: Registry[Callable[..., Any]] = Registry("estimator")
@@ -53,6 +55,8 @@ ESTIMATORS.register("nuclear_norm", NuclearNorm)
 ESTIMATORS.register("frechet", FrechetDistance)
 ESTIMATORS.register("cot", COT)
 ESTIMATORS.register("agreement", AgreementScore)
+ESTIMATORS.register("cbpe", CBPE)
+ESTIMATORS.register("stacked", StackedEstimator)
 
 
 def get_estimator(name: str, **params: Any) -> Any:
@@ -68,3 +72,10 @@ def list_estimators() -> list[str]:
 def register_estimator(name: str, factory: Callable[..., Any]) -> Callable[..., Any]:
     """Add an estimator factory (a class or a callable returning an estimator) under ``name``."""
     return ESTIMATORS.register(name, factory)
+
+
+def learns_from_shifted_sets(estimator: Any) -> bool:
+    """Whether an estimator's ``fit`` takes labelled shifted sets (``shifted=``), as the stacked estimator does."""
+    import inspect
+
+    return "shifted" in inspect.signature(estimator.fit).parameters

@@ -35,6 +35,12 @@ def _fitted(name, z, y):
         est.fit(labels=y, logits=z)
     elif name == "frechet":
         est.fit(logits=z)
+    elif name == "cbpe":
+        est.fit(logits=z, labels=y)
+    elif name == "stacked":  # learns from labelled shifted sets
+        shifted = {i: _data(300, seed=10 + i) for i in range(4)}
+        shifted = {i: (z_ * (1 - 0.2 * i), y_) for i, (z_, y_) in shifted.items()}
+        est.fit(logits=z, labels=y, shifted=shifted)
     return est
 
 
