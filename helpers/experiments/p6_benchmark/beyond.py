@@ -73,7 +73,7 @@ def beyond_claims(
         if c.isna().all():
             continue
         out.append({"name": f"lofo_{kind}_min_coverage", "value": float(c.min()), "unit": "fraction of sets",
-                    "method": head, "claim": f"coverage >= 0.85 at nominal {level:.0%} on every family with >= 5 sets",
+                    "method": head, "claim": f"{kind} intervals: coverage >= 0.85 at nominal {level:.0%} on every family with >= 5 sets",
                     "passed": bool((c >= 0.85).all())})  # fmt: skip
     return out
 
