@@ -71,18 +71,21 @@ def coverage_width_plot(result: BenchmarkResult, *, level: float = 0.95, ax=None
     return ax
 
 
-def _label_offsets(x, y, names, *, x_near: float = 0.12, step: float = 9.0) -> dict:
-    """Offsets (points) that stack the labels of nearby points: greedy, in order of y, a label moves up by ``step``
-    points while it would sit on a label already placed within ``x_near`` of the x range."""
+def _label_offsets(x, y, names, *, char_frac: float = 0.012, step: float = 9.0) -> dict:
+    """Offsets (points) that stack overlapping labels: greedy, in order of y, a label moves up by ``step`` points
+    while its text (from its point to the right, ``char_frac`` of the x range per character at font size 8 on a
+    ~6-inch axis) would overlap a label already placed less than ``step`` points above or below."""
     span_x = float(np.ptp(x)) or 1.0
-    placed: list[tuple[float, float]] = []  # (x, label height in points above the y=0 line)
+    placed: list[tuple[float, float, float]] = []  # (x start, x end, label height in points above y = 0)
     out = {}
     y_pts = 330.0 * np.asarray(y, dtype=float)  # ~points per unit of coverage on a 4.5-inch axis
     for i in np.argsort(y, kind="stable"):
+        x0 = x[i]
+        x1 = x0 + char_frac * span_x * (len(str(names[i])) + 3)  # + the 3-point offset and a margin
         dy = 2.0
-        while any(abs(x[i] - px) < x_near * span_x and abs(y_pts[i] + dy - py) < step for px, py in placed):
+        while any(x0 < px1 and px0 < x1 and abs(y_pts[i] + dy - py) < step for px0, px1, py in placed):
             dy += step
-        placed.append((x[i], y_pts[i] + dy))
+        placed.append((x0, x1, y_pts[i] + dy))
         out[names[i]] = (3.0, dy)
     return out
 
