@@ -22,8 +22,9 @@ sum_k b_k v_k`` (L-BFGS on random subsamples, eps = 0.1, 0.01, 0.001); (2) every
 and the atoms' remaining capacities go to ``ot.emd2``; (4) a **certificate**: with the network simplex's prices
 ``v'``, ``u_i = min_k (c_ik - v'_k)`` is dual feasible, so ``sum_i a_i u_i + sum_k b_k v'_k`` is a lower bound
 on the optimum and the plan's cost an upper bound; they must agree to 1e-9, else the prices are re-centred once on
-the simplex's (exact for the rows near the boundaries: this halves the time at 1,000,000 x 10) and then ``delta``
-grows (up to one exact solve of everything).  The value is therefore POT's optimum (to 1e-9), not an approximation.
+the simplex's (exact for the rows near the boundaries) and then ``delta`` grows (up to one exact solve of
+everything).  At 1,000,000 x 10 the simplex part dominates: 1.3-1.8 s on three random suites (30,000-46,000 rows
+left to the simplex), from 1.6-2.2 s without the re-centring.  The value is therefore POT's optimum (to 1e-9), not an approximation.
 ``batch_size`` (default None) keeps the older batched mode: random batches of that size, each transported to pi,
 averaged -- a feasible plan, so an upper bound on the error.
 """
@@ -43,6 +44,8 @@ __all__ = ["label_distribution", "cot_error", "COT"]
 
 _NUM_ITER_MAX = 10**9
 _SMALL = 20_000  # rows up to which one network-simplex solve is faster than the certified route
+_DELTA0 = 5e-3  # first width of the ambiguous band of reduced costs (fraction of the cost scale [0, 1])
+_GROW = 4  # factor by which the band widens when the fixed rows overload an atom or the certificate fails
 
 
 def label_distribution(labels: Any, n_classes: int) -> np.ndarray:
@@ -92,13 +95,13 @@ def _certified_transport(cost: np.ndarray, a: np.ndarray, b: np.ndarray, *, tol:
         rows = rng.choice(n, size=min(n, m), replace=False)
         v = _semi_dual_prices(cost[rows], a[rows] / a[rows].sum(), b, eps, v)
     best, margin = _best_and_margin(cost, v)
-    delta = 5e-4
+    delta = _DELTA0
     recentred = False
     while True:
         fixed = margin > delta
         resid = b - np.bincount(best[fixed], weights=a[fixed], minlength=k)
         if (resid < -1e-12).any() and np.isfinite(delta):
-            delta = delta * 4 if delta < 1 else np.inf
+            delta = delta * _GROW if delta < 1 else np.inf
             continue
         amb = np.flatnonzero(~fixed)
         value = float(a[fixed] @ cost[fixed, best[fixed]])
@@ -120,7 +123,7 @@ def _certified_transport(cost: np.ndarray, a: np.ndarray, b: np.ndarray, *, tol:
             recentred = True
 
             continue
-        delta = delta * 4 if delta < 1 else np.inf
+        delta = delta * _GROW if delta < 1 else np.inf
 
 
 def _cot(
