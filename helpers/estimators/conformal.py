@@ -35,6 +35,7 @@ import numpy as np
 
 from helpers.errors import InputValidationError
 from helpers.estimators.base import BaseEstimator, Estimate
+from helpers.estimators.bootstrap import _check_level as check_level
 from helpers.validation import check_vector
 
 __all__ = [
@@ -49,10 +50,8 @@ SCALES = (None, "drop")
 
 
 def _check_level(level: Any) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)):
-        raise InputValidationError(f"level: expected a number in (0, 1), got {level!r}")
-    if not 0.0 < float(level) < 1.0:
-        raise InputValidationError(f"level: must be in (0, 1) (e.g. 0.9 for 90 %), got {level!r}")
+    """The bootstrap's level check (a number in (0, 1)), returning the level as a float."""
+    check_level(level)
     return float(level)
 
 
