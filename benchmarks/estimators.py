@@ -125,7 +125,7 @@ def bench_cot(rows: list[dict], rng) -> None:
             if not res.details["exact"]:
                 mode = f"batched x{res.details['n_batches']}"
             elif res.details.get("solver") == "certified":
-                mode = f"exact, certified ({res.details['ambiguous_rows']:,} rows by simplex)"
+                mode = f"exact, certified ({res.details['simplex_rows']:,} rows by simplex)"
             else:
                 mode = "exact (simplex)"
             rows.append(_row("cot_scaling", "cot", n, k, times, notes=mode))

@@ -47,3 +47,22 @@ def test_large_target_uses_the_certified_route_and_matches_batch_free_pot():
         np.full(n, 1 / n), np.bincount(y, minlength=k) / n, 1.0 - softmax(z), numItermax=10**9
     )
     assert e.accuracy == pytest.approx(ref, abs=1e-6)
+
+
+def test_nested_sub_problem_is_certified_and_equals_pot(monkeypatch):
+    """With a small ``_SUB_SMALL`` the ambiguous rows are solved by a second certified level, not the simplex."""
+    ot = pytest.importorskip("ot")
+    from helpers.estimators import cot as cot_module
+
+    monkeypatch.setattr(cot_module, "_SUB_SMALL", 100)
+    rng = np.random.default_rng(7)
+    n, k = 6000, 6
+    z = 2.0 * rng.normal(size=(n, k))
+    z[np.arange(n), rng.integers(0, k, n)] += 3.0
+    cost = 1.0 - softmax(z)
+    a = np.full(n, 1 / n)
+    b = rng.dirichlet(3.0 * np.ones(k))
+    val, info = _certified_transport(cost, a, b)
+    assert info["simplex_rows"] < info["ambiguous_rows"]
+    assert val == pytest.approx(ot.emd2(a, b, cost, numItermax=10**9), abs=1e-9)
+    assert abs(info["duality_gap"]) <= 1e-9
