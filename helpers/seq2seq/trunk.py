@@ -54,6 +54,7 @@ class FrozenTrunk:
     def states(self, pairs: Sequence[tuple[str, str]]) -> list[torch.Tensor]:
         """Hidden states of the non-padding tokens after layer ``k`` for every pair (memoised)."""
         todo = list(dict.fromkeys(p for p in map(tuple, pairs) if p not in self._memo))
+        todo.sort(key=lambda p: len(p[0]) + len(p[1]))  # similar lengths per batch: little padding (it is masked)
         enc_model = self.model.encoder
         was = enc_model.training
         enc_model.eval()
