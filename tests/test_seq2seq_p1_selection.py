@@ -155,3 +155,23 @@ def test_frozen_member_weights_are_stored_without_the_frozen_part(tmp_path, monk
         a = first[0][0].eval()(**first[0][1].encode(list(zip(data.inputs, data.outputs))))
         b = second[0][0].eval()(**second[0][1].encode(list(zip(data.inputs, data.outputs))))
     assert torch.allclose(a, b)
+
+
+def test_members_train_on_length_bucketed_batches(monkeypatch):
+    """``fit`` gets one length per training pair (input + output), so batches hold pairs of similar length."""
+    train, dev = _toy(40, 2), _toy(16, 3)
+    v = WordVocab.build([*train.inputs, *train.outputs, *dev.inputs, *dev.outputs, "[SEP]"])
+    got = {}
+    real = disc_mod.fit
+
+    def spy(model, data, **kw):
+        got["lengths"], got["n"] = kw["lengths"], len(data)
+        return real(model, data, **kw)
+
+    monkeypatch.setattr(disc_mod, "fit", spy)
+    train_discriminators(
+        train, kind="scratch", n_members=1, vocab=v, epochs=1, batch_size=8, device="cpu", progress=False,
+        dev=dev, max_attempts=1,
+    )  # fmt: skip
+    assert got["n"] == len(train)
+    assert list(got["lengths"]) == [len(a) + len(b) for a, b in zip(train.inputs, train.outputs)]
