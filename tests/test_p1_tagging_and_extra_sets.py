@@ -258,3 +258,31 @@ def test_pipeline_config_key_is_unchanged_by_a_default_unk_singletons():
     cfg = PipelineConfig()
     assert "parser_unk_singletons" not in cfg.key()
     assert PipelineConfig(parser_unk_singletons=0.5).key()["parser_unk_singletons"] == 0.5
+
+
+def test_unknown_word_classes_hand_computed():
+    from helpers.seq2seq.vocab import UNK_SIGNATURES, unk_signature
+
+    assert unk_signature("walking") == "<unk:ing>"
+    assert unk_signature("Walked") == "<unk:Ced>"
+    assert unk_signature("x-ray") == "<unk:hyph>"
+    assert unk_signature("B52") == "<unk:Cnum>"
+    assert unk_signature("is") == "<unk:other>"  # suffixes count from 4 characters on
+    assert unk_signature("cats") == "<unk:s>"
+    assert unk_signature("Zyx") == "<unk:Cother>"
+    assert len(set(UNK_SIGNATURES)) == len(UNK_SIGNATURES) == 2 * 19
+
+
+def test_vocab_with_classes_encodes_unknown_words_by_class_and_round_trips():
+    from helpers.seq2seq import WordVocab
+    from helpers.seq2seq.parser import Seq2SeqDataset
+
+    plain = WordVocab.build(["the dog barks", "DET NOUN VERB"])
+    assert not plain.signatures and plain.encode("the cat") == [plain.stoi["the"], plain.unk_id, plain.eos_id]
+    v = WordVocab.build(["the dog barks", "DET NOUN VERB"], unk_signatures=True)
+    assert v.signatures and WordVocab(v.to_list()).signatures
+    assert v.encode("the jumping Cats", add_eos=False) == [v.stoi["the"], v.stoi["<unk:ing>"], v.stoi["<unk:Cs>"]]
+    assert v.encode("dog barks") == plain.encode("dog barks")  # known words keep their ids
+    # a once-seen training word replaced with probability 1 becomes its class token, as an unseen test word will
+    ds = Seq2SeqDataset([("the dog barks", "DET NOUN VERB"), ("the dog", "DET NOUN")], v, unk_singletons=1.0)
+    assert ds[0][0] == v.encode("the dog <unk:s>")

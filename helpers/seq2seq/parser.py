@@ -28,7 +28,7 @@ from torch import nn
 
 from helpers.errors import InputValidationError
 from helpers.models.text import pad_sequences as _pad
-from helpers.seq2seq.vocab import UNK, WordVocab
+from helpers.seq2seq.vocab import WordVocab
 from helpers.training import FitResult, fit, get_device
 
 __all__ = [
@@ -146,7 +146,9 @@ class Seq2SeqDataset(torch.utils.data.Dataset):
 
     ``unk_singletons = p`` replaces each occurrence of a source word seen only once in ``pairs`` by ``<unk>`` with
     probability ``p`` (drawn once, from ``seed``): the parser then learns an ``<unk>`` embedding for unseen test
-    words while still seeing most rare words, instead of losing every rare word to a frequency cut-off.
+    words while still seeing most rare words, instead of losing every rare word to a frequency cut-off.  With a
+    vocabulary of unknown-word classes (``WordVocab.build(..., unk_signatures=True)``) the word becomes its class
+    token instead, as an unseen test word will.
     """
 
     def __init__(
@@ -175,7 +177,7 @@ class Seq2SeqDataset(torch.utils.data.Dataset):
             words = p[0].split()
             if once:
                 hit = rng.random(len(words)) < unk_singletons
-                words = [UNK if h and w in once else w for w, h in zip(words, hit)]
+                words = [vocab.unk_token(w) if h and w in once else w for w, h in zip(words, hit)]
             src, tgt = vocab.encode(" ".join(words)), vocab.encode(p[1])
             if max_source_len:
                 src = src[: max_source_len - 1] + [vocab.eos_id] if len(src) > max_source_len else src

@@ -13,10 +13,34 @@ from collections.abc import Iterable, Sequence
 
 from helpers.errors import InputValidationError
 
-__all__ = ["WordVocab", "PAD", "EOS", "UNK"]
+__all__ = ["WordVocab", "PAD", "EOS", "UNK", "unk_signature", "UNK_SIGNATURES"]
 
 PAD, EOS, UNK = "<pad>", "</s>", "<unk>"
 _SPECIALS = (PAD, EOS, UNK)
+_SUFFIXES = ("ing", "ed", "ly", "ion", "er", "est", "al", "ous", "able", "ive", "ful", "less", "ment", "ness", "ity", "s")
+_CLASSES = ("num", "hyph", *_SUFFIXES, "other")
+#: Every unknown-word class token, in id order (capitalised classes after the lower-case ones).
+UNK_SIGNATURES: tuple[str, ...] = tuple(f"<unk:{c}{k}>" for c in ("", "C") for k in _CLASSES)
+
+
+def unk_signature(word: str) -> str:
+    """The class token of an unknown word from its shape and suffix (as parsers' unknown-word signatures, e.g. the
+    Berkeley parser's): ``<unk:[C]CLASS>`` with ``C`` for a capitalised word and ``CLASS`` = ``num`` (has a digit),
+    ``hyph`` (has a hyphen), the first matching suffix of ``ing, ed, ly, ion, er, est, al, ous, able, ive, ful, less,
+    ment, ness, ity, s`` (words of 4+ characters), else ``other``.
+
+    >>> unk_signature("Reorganizing"), unk_signature("faster"), unk_signature("1990s")
+    ('<unk:Cing>', '<unk:er>', '<unk:num>')
+    """
+    cap = "C" if word[:1].isupper() else ""
+    if any(ch.isdigit() for ch in word):
+        kind = "num"
+    elif "-" in word:
+        kind = "hyph"
+    else:
+        low = word.lower()
+        kind = next((suf for suf in _SUFFIXES if len(low) >= 4 and low.endswith(suf)), "other")
+    return f"<unk:{cap}{kind}>"
 
 
 class WordVocab:
@@ -25,7 +49,8 @@ class WordVocab:
     Parameters
     ----------
     tokens : sequence of str
-        The non-special tokens, in id order (ids start at 3).
+        The non-special tokens, in id order (ids start at 3).  When they include the :data:`UNK_SIGNATURES`,
+        :meth:`encode` maps an unknown word to its class token (:func:`unk_signature`) instead of ``<unk>``.
 
     Examples
     --------
@@ -50,9 +75,12 @@ class WordVocab:
             )
         self.itos: list[str] = [*_SPECIALS, *tokens]
         self.stoi: dict[str, int] = {t: i for i, t in enumerate(self.itos)}
+        self.signatures: bool = all(t in self.stoi for t in UNK_SIGNATURES)
 
     @classmethod
-    def build(cls, texts: Iterable[str], *, min_freq: int = 1, max_size: int | None = None) -> WordVocab:
+    def build(
+        cls, texts: Iterable[str], *, min_freq: int = 1, max_size: int | None = None, unk_signatures: bool = False
+    ) -> WordVocab:
         """Vocabulary of the whitespace tokens of ``texts`` (most frequent first, ties alphabetical).
 
         Parameters
@@ -63,6 +91,9 @@ class WordVocab:
             Drop tokens seen fewer times (they become ``<unk>``).
         max_size : int, keyword-only, optional
             Keep at most this many non-special tokens.
+        unk_signatures : bool, keyword-only, default False
+            Append the :data:`UNK_SIGNATURES` class tokens: unknown words are then encoded by their shape and
+            suffix class (:func:`unk_signature`) instead of one ``<unk>``.
         """
         if isinstance(texts, str):
             raise InputValidationError("texts: expected an iterable of strings, got a single string")
@@ -74,7 +105,10 @@ class WordVocab:
         items = sorted((kv for kv in counts.items() if kv[1] >= min_freq), key=lambda kv: (-kv[1], kv[0]))
         if max_size is not None:
             items = items[: int(max_size)]
-        return cls([t for t, _ in items])
+        tokens = [t for t, _ in items]
+        if unk_signatures:
+            tokens += [t for t in UNK_SIGNATURES if t not in counts]
+        return cls(tokens)
 
     def __len__(self) -> int:
         return len(self.itos)
@@ -86,8 +120,14 @@ class WordVocab:
         """Ids of the whitespace tokens of ``text`` (unknown -> ``unk_id``), followed by ``eos_id``."""
         if not isinstance(text, str):
             raise InputValidationError(f"text: expected a string, got {type(text).__name__}")
-        ids = [self.stoi.get(tok, self.unk_id) for tok in text.split()]
+        ids = [self.stoi.get(tok, -1) for tok in text.split()]
+        if -1 in ids:
+            ids = [i if i >= 0 else self.stoi[self.unk_token(tok)] for i, tok in zip(ids, text.split())]
         return [*ids, self.eos_id] if add_eos else ids
+
+    def unk_token(self, word: str) -> str:
+        """The token an unknown ``word`` is encoded as: its class (:func:`unk_signature`) or ``<unk>``."""
+        return unk_signature(word) if self.signatures else UNK
 
     def decode(self, ids: Iterable[int]) -> str:
         """Tokens up to the first ``eos``, skipping ``pad``, joined by single spaces."""

@@ -51,7 +51,7 @@ class PipelineConfig:
     ``vocab_min_freq`` (rarer training words become ``<unk>``, so the parser learns an ``<unk>`` embedding, and the
     output layer over a large POS vocabulary shrinks),
     ``parser_steps``, ``parser_batch_size``, ``parser_lr``, ``parser_unk_singletons`` (share of once-seen training
-    words read as ``<unk>``); negatives: ``snapshot_every`` (K) and ``n_snapshots``
+    words read as ``<unk>``), ``parser_unk_signatures`` (unknown words as shape/suffix classes, not one ``<unk>``); negatives: ``snapshot_every`` (K) and ``n_snapshots``
     (5 in the paper), ``n_mine`` training inputs decoded by each snapshot (``None`` = the whole training set, as in
     the paper), ``negatives_per_example``, ``max_negative_ratio``; discriminators: ``disc_kind`` ("minilm" or
     "scratch"), ``n_members`` (5), ``disc_epochs``, ``disc_batch_size``, ``disc_lr``, ``disc_max_length``,
@@ -67,6 +67,7 @@ class PipelineConfig:
     parser_batch_size: int = 64
     parser_lr: float = 3e-3
     parser_unk_singletons: float = 0.0
+    parser_unk_signatures: bool = False
     snapshot_every: int = 100
     n_snapshots: int = 5
     n_mine: int | None = 600
@@ -92,6 +93,8 @@ class PipelineConfig:
         ).to_dict()
         if not d["parser_unk_singletons"]:  # added later: at its default, keys (and caches) stay as they were
             del d["parser_unk_singletons"]
+        if not d["parser_unk_signatures"]:  # likewise
+            del d["parser_unk_signatures"]
         return d
 
 
@@ -170,7 +173,8 @@ def _render(task: str) -> Callable[[str], str]:
 
 def _parser_cache(task: Seq2SeqTask, cfg: PipelineConfig) -> tuple[WordVocab, str, Path]:
     """The parser's vocabulary, its cache key (data, vocabulary, parser settings, snapshots, seed) and folder."""
-    vocab = WordVocab.build([p[0] for p in task.train] + [p[1] for p in task.train], min_freq=cfg.vocab_min_freq)
+    vocab = WordVocab.build([p[0] for p in task.train] + [p[1] for p in task.train], min_freq=cfg.vocab_min_freq,
+                            unk_signatures=cfg.parser_unk_signatures)  # fmt: skip
     base = {"task": task.name, "train": cache_key(task.train), "vocab": vocab.to_list()}
     pkey = cache_key(
         {
