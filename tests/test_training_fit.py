@@ -289,3 +289,19 @@ def test_dataloader_input_resumes_by_skipping_seen_batches(tmp_path):
     resumed = _model(init_seed=5)
     res = fit(resumed, loader, seed=2, checkpoint_dir=tmp_path, checkpoint_every=4, **opts)
     assert res.resumed_from == 4 and _same_weights(ref, resumed)
+
+
+def test_in_length_order_returns_outputs_in_input_order():
+    from helpers.training import in_length_order
+
+    texts = ["ccc", "a", "bb", "dddd", "e"]
+    seen = []
+
+    def fn(batch):
+        seen.append(list(batch))
+        return {"n": np.array([len(t) for t in batch]), "first": np.array([t[0] for t in batch])}
+
+    out = in_length_order(fn, texts)
+    assert seen == [["a", "e", "bb", "ccc", "dddd"]]  # stable sort by length
+    assert out["n"].tolist() == [3, 1, 2, 4, 1] and out["first"].tolist() == ["c", "a", "b", "d", "e"]
+    assert in_length_order(lambda b: np.array([len(t) for t in b]), texts).tolist() == [3, 1, 2, 4, 1]

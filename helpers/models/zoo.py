@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from helpers.errors import InputValidationError
-from helpers.training.predict import features_and_logits
+from helpers.training.predict import features_and_logits, in_length_order
 
 __all__ = [
     "TEXT_MODELS",
@@ -156,13 +156,9 @@ def minilm_outputs(
 
     def outputs(xs: Sequence[str]) -> dict[str, np.ndarray]:
         xs = [" ".join(str(t).split()[:cap]) for t in xs]
-        order = np.argsort([len(t) for t in xs], kind="stable")
-        out = features_and_logits(
-            model, [xs[i] for i in order], batch_size=batch_size, preprocess=collate.encode
+        return in_length_order(
+            lambda batch: features_and_logits(model, batch, batch_size=batch_size, preprocess=collate.encode), xs
         )
-        inv = np.empty_like(order)
-        inv[order] = np.arange(len(order))
-        return {k: v[inv] for k, v in out.items()}
 
     return outputs
 

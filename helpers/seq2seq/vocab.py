@@ -120,9 +120,7 @@ class WordVocab:
         """Ids of the whitespace tokens of ``text`` (unknown -> ``unk_id``), followed by ``eos_id``."""
         if not isinstance(text, str):
             raise InputValidationError(f"text: expected a string, got {type(text).__name__}")
-        ids = [self.stoi.get(tok, -1) for tok in text.split()]
-        if -1 in ids:
-            ids = [i if i >= 0 else self.stoi[self.unk_token(tok)] for i, tok in zip(ids, text.split())]
+        ids = [self.stoi[tok] if tok in self.stoi else self.stoi[self.unk_token(tok)] for tok in text.split()]
         return [*ids, self.eos_id] if add_eos else ids
 
     def unk_token(self, word: str) -> str:

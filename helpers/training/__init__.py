@@ -44,13 +44,14 @@ from helpers.training.checkpoints import latest_checkpoint, load_checkpoint
 from helpers.training.device import get_device, seed_everything
 from helpers.training.loop import FitResult, StepInfo, TrainingInterrupted, fit
 from helpers.training.optim import linear_schedule
-from helpers.training.predict import features_and_logits, predict
+from helpers.training.predict import features_and_logits, in_length_order, predict
 
 __all__ = [
     "get_device",
     "seed_everything",
     "fit",
     "predict",
+    "in_length_order",
     "features_and_logits",
     "FitResult",
     "StepInfo",

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from helpers.training.data import (
 )
 from helpers.training.device import get_device
 
-__all__ = ["predict", "features_and_logits"]
+__all__ = ["predict", "features_and_logits", "in_length_order"]
 
 
 def _predict_impl(model, data, *, batch_size, device, progress, forward_fn, collate_fn, amp, want_labels):
@@ -151,3 +151,17 @@ def features_and_logits(
             feats.append(f.float().cpu().numpy())
             logits.append(head(f).float().cpu().numpy())
     return {"features": np.concatenate(feats), "logits": np.concatenate(logits)}
+
+
+def in_length_order(fn: Callable[[list], Any], texts: Sequence) -> Any:
+    """``fn(texts)`` computed on ``texts`` sorted by length (stable) and returned in input order.
+
+    For batched inference on texts: similar lengths share a batch, so dynamic padding pads little (padding is
+    masked, so outputs equal those of the input order up to float rounding).  ``fn`` returns an array with one row
+    per text, or a dict of such arrays.
+    """
+    order = np.argsort([len(t) for t in texts], kind="stable")
+    out = fn([texts[i] for i in order])
+    inv = np.empty_like(order)
+    inv[order] = np.arange(len(order))
+    return {k: np.asarray(v)[inv] for k, v in out.items()} if isinstance(out, dict) else np.asarray(out)[inv]

@@ -274,14 +274,11 @@ def _timed_predict(model, data, *, by_length: bool = False, **kwargs) -> tuple[n
     ``by_length``: ``data`` is a list of texts, batched in order of length (less padding, which is masked: the
     outputs are the same up to float rounding).
     """
-    from helpers.training import predict
+    from helpers.training import in_length_order, predict
 
     start = time.perf_counter()
     if by_length:
-        order = np.argsort([len(t) for t in data], kind="stable")
-        sorted_out = predict(model, [data[i] for i in order], **kwargs)
-        logits = np.empty_like(sorted_out)
-        logits[order] = sorted_out
+        logits = in_length_order(lambda texts: predict(model, texts, **kwargs), data)
     else:
         logits = predict(model, data, **kwargs)
     return logits, time.perf_counter() - start
