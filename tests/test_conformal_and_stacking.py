@@ -21,6 +21,7 @@ from helpers.estimators import (
     conformal_quantile,
     conformal_radius,
     get_estimator,
+    pooled_conformal_quantile,
 )
 
 
@@ -113,6 +114,44 @@ def test_shift_conformal_wrapper_calibrates_on_the_shifted_sets():
         ShiftConformal("mde").fit(logits=ref[0], labels=ref[1], shifted=shifted)
     with pytest.raises(InputValidationError, match="scale"):
         ShiftConformal("doc", scale="wide").fit(logits=ref[0], labels=ref[1], shifted=shifted)
+
+
+def test_pooled_conformal_quantile_weighs_every_group_alike_by_hand():
+    r, g = [0.1, 0.2, 0.3, 0.4, 1.0], ["a", "a", "a", "a", "b"]
+    # pooled CDF: a's four scores 1/8 each, b's one score 1/2 -> .125 .25 .375 .5 1.0
+    assert pooled_conformal_quantile(r, g, 0.5) == 0.4
+    assert pooled_conformal_quantile(r, g, 0.51) == 1.0
+    assert pooled_conformal_quantile(r, g, 0.25) == 0.2
+    assert conformal_quantile(r, 0.6) == 0.4  # every set alike: the big group decides
+    # one group: the plain empirical quantile (no finite-sample +1)
+    assert pooled_conformal_quantile([0.3, 0.1, 0.2], [0, 0, 0], 0.6) == 0.2
+    # label order and dtype do not matter; conformal_radius(groups=) is the pooled quantile of |e - a|
+    assert pooled_conformal_quantile(r[::-1], g[::-1], 0.5) == 0.4
+    est, acc = np.array([0.8, 0.7, 0.6, 0.5, 0.0]), np.array([0.7, 0.5, 0.9, 0.1, 1.0])
+    assert conformal_radius(est, acc, level=0.5, groups=[1, 1, 1, 1, 2]) == pytest.approx(0.4)
+    with pytest.raises(InputValidationError, match="groups"):
+        pooled_conformal_quantile(r, ["a", "b"], 0.5)
+    with pytest.raises(InputValidationError, match=">= 0"):
+        pooled_conformal_quantile([-0.1, 0.2], [0, 1], 0.5)
+
+
+def test_shift_conformal_pool_groups_uses_the_family_weighted_radius():
+    ref = _set(600, 0.0, 1)
+    shifted = {f"s{i}": _set(300, 0.1 * i if i < 9 else 0.6 + 0.3 * i, 10 + i) for i in range(12)}
+    groups = ["mild"] * 9 + ["harsh"] * 3
+    plain = ShiftConformal("doc", level=0.8).fit(logits=ref[0], labels=ref[1], shifted=shifted, groups=groups)
+    pooled = ShiftConformal("doc", level=0.8, pool_groups=True).fit(
+        logits=ref[0], labels=ref[1], shifted=shifted, groups=groups
+    )
+    c = pooled.calibration_
+    assert pooled.radius_ == pytest.approx(
+        pooled_conformal_quantile(np.abs(c["estimate"] - c["accuracy"]), groups, 0.8)
+    )
+    assert plain.radius_ == pytest.approx(conformal_radius(c["estimate"], c["accuracy"], level=0.8))
+    with pytest.raises(InputValidationError, match="groups"):
+        ShiftConformal("doc", pool_groups=True).fit(logits=ref[0], labels=ref[1], shifted=shifted)
+    with pytest.raises(InputValidationError, match="pool_groups"):
+        ShiftConformal("doc", pool_groups="yes").fit(logits=ref[0], labels=ref[1], shifted=shifted)
 
 
 # ------------------------------------------------------------------------------------------------ stacking
@@ -226,7 +265,7 @@ def test_leave_one_family_out_tables():
     assert set(mae.index) == {"m1", "m2", "m3", "stacked_cross"} and mae.loc["stacked_cross", "n_sets"] == 24
     assert len(res.weights) == 4 and set(res.weights["held_out"]) == {"f1", "f2", "f3", "f4"}
     cov = res.coverage(0.9)
-    assert {"conformal", "conformal_drop"} <= set(cov.index.get_level_values("interval"))
+    assert {"conformal", "conformal_drop", "conformal_pooled"} <= set(cov.index.get_level_values("interval"))
     assert ("m1", "bootstrap") in res.coverage(0.95).index
     # m1's conformal radius on held-out f1 comes from f2-f4's errors only
     iv = res.intervals
@@ -234,6 +273,11 @@ def test_leave_one_family_out_tables():
     other = rows[(rows.method == "m1") & (rows.family != "f1")]
     q = conformal_radius(other["estimate"], other["true_accuracy"], level=0.9)
     assert r["radius"].iloc[0] == pytest.approx(q) and (r["n_calibration"] == 18).all()
+    # the pooled kind weighs f2, f3, f4 alike (6 sets each here, so it is the plain empirical 90 % quantile)
+    r = iv[(iv.method == "m1") & (iv.family == "f1") & (iv.interval == "conformal_pooled") & (iv.level == 0.9)]
+    err = (other["estimate"] - other["true_accuracy"]).abs().to_numpy()
+    assert r["radius"].iloc[0] == pytest.approx(pooled_conformal_quantile(err, other["family"].to_numpy(), 0.9))
+    assert r["radius"].iloc[0] == pytest.approx(np.sort(err)[math.ceil(0.9 * 18) - 1])
     assert res.plot(level=0.9) is not None
 
 

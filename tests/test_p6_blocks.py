@@ -86,3 +86,73 @@ def test_mde_scatter_limits_stay_within_percent_range():
     lo, hi = ax.get_ylim()
     assert 0.0 <= lo < 55.0 and 99.0 < hi <= 100.0
     plt.close(fig)
+
+
+def _toy_text_pair():
+    """A 2-class text pair whose features are (share of 'good' words, 1): perturbing texts moves the features."""
+    from helpers.experiments.p3_selftraining import DomainPair
+
+    def featurize(texts):
+        share = [sum(w == "good" for w in t.split()) / max(1, len(t.split())) for t in texts]
+        return np.c_[np.asarray(share) * 4 - 1, np.ones(len(texts))].astype(np.float32)
+
+    rng = np.random.default_rng(0)
+
+    def texts(n):
+        y = rng.integers(0, 2, n)
+        words = [["good" if rng.random() < (0.8 if c else 0.2) else "bad" for _ in range(8)] for c in y]
+        return [" ".join(w) for w in words], y.astype(np.int64)
+
+    (ttr, ytr), (tho, yho), (tt, yt) = texts(64), texts(40), texts(30)
+    pair = DomainPair("toy", "a", "b", featurize(ttr), ytr, featurize(tho), yho, featurize(tt), yt, 2,
+                      raw_heldout=tho, featurize=featurize)  # fmt: skip
+    return pair
+
+
+def test_selftraining_grid_meta_set_from_the_held_out_source_part(monkeypatch):
+    import helpers.experiments.p3_selftraining as ex
+    from helpers.data.metaset import ShiftSpec, apply_image_shift, text_metaset
+    from helpers.experiments.p6_benchmark.selftrain import shifted_heldout
+
+    cfg = ex.RunConfig(typical_model="mlp", dann_model="dann_mlp", f_epochs=2, batch_size=32, ens_size=1,
+                       model_kwargs={"mlp": {"in_features": 2, "hidden": 8}})  # fmt: skip
+    pair = _toy_text_pair()
+    specs = [s for s in text_metaset(fit_names=["word_dropout"], severities=[1, 3, 5], seed=0) if s.split == "fit"]
+    task = selftraining_grid([pair], cfg, family="toy", meta_specs=specs).tasks[0]
+    assert sorted(task.meta) == sorted(s.name for s in specs) and len(task.meta) == 4
+    # the clean spec leaves the texts as they are: its meta set is the reference, model outputs included
+    np.testing.assert_allclose(task.meta["clean"].logits, task.reference.logits, atol=1e-6)
+    np.testing.assert_array_equal(task.meta["clean"].labels, pair.y_heldout)
+    assert set(task.meta) <= set(task.partner) and task.info["meta_sets"] == 4
+    # word dropout at severity 5 really changed the model inputs of the held-out part
+    heavy = next(s for s in specs if s.steps == (("word_dropout", 5),))
+    assert not np.allclose(shifted_heldout(pair, heavy), pair.x_heldout)
+    # the outputs are cached: a second call runs neither model
+    from helpers.experiments.p6_benchmark.selftrain import _meta_outputs
+
+    class Boom:
+        def __call__(self, *a, **k):
+            raise AssertionError("recomputed")
+
+    again = _meta_outputs(pair, cfg, Boom(), Boom(), specs)
+    np.testing.assert_allclose(again["f/clean"], task.meta["clean"].logits)
+    # images (no raw inputs kept): the [0, 1] held-out images corrupted by 05's generator
+    x = np.random.default_rng(1).random((5, 8, 8), dtype=np.float32)
+    y = np.zeros(5, dtype=np.int64)
+    img = ex.DomainPair("toy", "a", "b", x, y, x, y, x, y, 10)
+    spec = ShiftSpec("noise-3", "fit", "corruption", (("gaussian_noise", 3),), 7)
+    np.testing.assert_allclose(shifted_heldout(img, spec), apply_image_shift(x, spec, value_range=(0, 1)))
+    assert not np.allclose(shifted_heldout(img, spec), x)
+
+
+def test_metaset_specs_are_notebook_05s_fit_sets():
+    from helpers.experiments import p5_mde as me
+
+    p5 = me.notebook_parameters("smoke")
+    digits = me.metaset_specs(p5, "digits")
+    assert digits and {s.split for s in digits} == {"fit"}
+    assert digits == [s for s in me.digits_setup(p5).specs if s.split == "fit"]
+    text = me.metaset_specs(p5, "text")
+    assert {step[0] for s in text for step in s.steps} <= set(p5["text_fit_names"])
+    with pytest.raises(InputValidationError, match="modality"):
+        me.metaset_specs(p5, "audio")

@@ -10,7 +10,8 @@ labelled sets to
 * calibrate a split-conformal radius for every method (:func:`~helpers.estimators.conformal_radius`) on its
   absolute errors there (for the stacked estimator: its inner out-of-fold errors), plain and scaled by the
   label-free difficulty ``|estimate − reference accuracy| + floor`` when reference accuracies are given, and
-  measure coverage and width on the held-out family.
+  CDF-pooled (``conformal_pooled``: every calibration family weighs alike, Dunn et al. 2023; see
+  :mod:`helpers.estimators.conformal`), and measure coverage and width on the held-out family.
 
 This is the honest test of the conformal guarantee: families are *not* exchangeable with each other, so coverage
 below the level on a held-out family is the price of a shift unlike the calibration shifts.  Bootstrap intervals
@@ -47,7 +48,8 @@ class CrossFamilyResult:
     predictions : DataFrame
         task, family, set, method, estimate, true_accuracy, abs_error (stacked = held-out prediction).
     intervals : DataFrame
-        task, family, set, method, interval ("bootstrap", "conformal", "conformal_drop"), level, lower, upper,
+        task, family, set, method, interval ("bootstrap", "conformal", "conformal_drop", "conformal_pooled"),
+        level, lower, upper,
         covered, width, radius, n_calibration.
     weights : DataFrame
         Per held-out family: the chosen alpha, intercept, inner CV MAE and the weight of every stacked method.
@@ -152,17 +154,20 @@ def _stack_features(wide: pd.DataFrame, stack_methods: Sequence[str] | None) -> 
 
 
 def _interval_rows(
-    test: pd.DataFrame, cal_est, cal_true, *, method, levels, ref_acc, cal_ref, floor
+    test: pd.DataFrame, cal_est, cal_true, *, method, levels, ref_acc, cal_ref, floor, cal_groups
 ) -> list[dict]:
-    """Conformal interval rows for ``test`` (columns of _KEY + estimate + true_accuracy + task)."""
+    """Conformal interval rows for ``test`` (columns of _KEY + estimate + true_accuracy + task); ``cal_groups``
+    is the family of every calibration set (for the pooled kind)."""
     out = []
-    kinds: list[tuple[str, Any, Any]] = [("conformal", None, None)]
+    kinds: list[tuple[str, Any, Any, Any]] = [("conformal", None, None, None)]
     if ref_acc is not None:
         kinds.append(("conformal_drop", difficulty_scale(cal_est, cal_ref, floor=floor),
-                      difficulty_scale(test["estimate"].to_numpy(), test["task"].map(ref_acc).to_numpy(), floor=floor)))  # fmt: skip
-    for kind, cal_s, test_s in kinds:
+                      difficulty_scale(test["estimate"].to_numpy(), test["task"].map(ref_acc).to_numpy(), floor=floor),
+                      None))  # fmt: skip
+    kinds.append(("conformal_pooled", None, None, np.asarray(cal_groups)))
+    for kind, cal_s, test_s, groups in kinds:
         for level in levels:
-            q = conformal_radius(cal_est, cal_true, level=level, scales=cal_s)
+            q = conformal_radius(cal_est, cal_true, level=level, scales=cal_s, groups=groups)
             s = np.ones(len(test)) if test_s is None else test_s
             lo = np.clip(test["estimate"].to_numpy() - q * s, 0, 1)
             hi = np.clip(test["estimate"].to_numpy() + q * s, 0, 1)
@@ -266,7 +271,8 @@ def leave_one_family_out(
         cal_tasks = wide.index[train].get_level_values("task")
         common = dict(levels=levels, ref_acc=reference_accuracy, floor=floor)
         cal_ref = None if reference_accuracy is None else np.array([reference_accuracy[t] for t in cal_tasks])
-        intervals += _interval_rows(stacked, reg.oof_, y[train], method=STACKED, cal_ref=cal_ref, **common)
+        intervals += _interval_rows(stacked, reg.oof_, y[train], method=STACKED, cal_ref=cal_ref,
+                                    cal_groups=fam[train], **common)  # fmt: skip
         if local is not None:
             own = wide[local].to_numpy()
             auto = stacked.assign(
@@ -277,26 +283,29 @@ def leave_one_family_out(
             # (the local method's errors on the other families' sets where it ran; stacked_cross's inner
             # out-of-fold errors for the fallback), since the two predictors' errors are not exchangeable
             is_local, cal_local = np.isfinite(own[test]), np.isfinite(own[train])
-            for part, cal_est, cal_true, ref_part in (
+            for part, cal_est, cal_true, ref_part, groups in (
                 (
                     is_local,
                     own[train][cal_local],
                     y[train][cal_local],
                     None if cal_ref is None else cal_ref[cal_local],
+                    fam[train][cal_local],
                 ),
-                (~is_local, reg.oof_, y[train], cal_ref),
+                (~is_local, reg.oof_, y[train], cal_ref, fam[train]),
             ):
                 if part.any() and len(cal_est) >= min_calibration:
                     intervals += _interval_rows(
-                        auto[part], cal_est, cal_true, method=STACKED_AUTO, cal_ref=ref_part, **common
-                    )
+                        auto[part], cal_est, cal_true, method=STACKED_AUTO, cal_ref=ref_part, cal_groups=groups,
+                        **common,
+                    )  # fmt: skip
         for method, g in r.groupby("method"):
             cal, tst = g[g["family"] != held], g[g["family"] == held]
             if len(tst) == 0 or len(cal) < min_calibration:
                 continue
             cal_ref_m = None if reference_accuracy is None else cal["task"].map(reference_accuracy).to_numpy()
             intervals += _interval_rows(tst, cal["estimate"].to_numpy(), cal["true_accuracy"].to_numpy(),
-                                        method=method, cal_ref=cal_ref_m, **common)  # fmt: skip
+                                        method=method, cal_ref=cal_ref_m, cal_groups=cal["family"].to_numpy(),
+                                        **common)  # fmt: skip
     if bootstrap:
         intervals += _bootstrap_rows(bootstrap)
     p = pd.concat(preds, ignore_index=True)

@@ -81,6 +81,7 @@ from helpers.estimators.conformal import (
     conformal_quantile,
     conformal_radius,
     difficulty_scale,
+    pooled_conformal_quantile,
 )
 from helpers.estimators.cot import COT, cot_error, label_distribution
 from helpers.estimators.dispersity import (
@@ -167,6 +168,7 @@ __all__ = [
     "ShiftConformal",
     "conformal_quantile",
     "conformal_radius",
+    "pooled_conformal_quantile",
     "conformal_intervals",
     "difficulty_scale",
     "StackedEstimator",

@@ -23,6 +23,16 @@ If the m calibration sets and the new set are **exchangeable** — drawn from on
 scores have no ties).  Nothing is promised for a shift unlike every calibration shift: calibrating on synthetic
 corruptions and testing on a new domain breaks exchangeability.  Notebook 06 measures how much that matters with a
 leave-one-family-out protocol (calibrate on every shift family but one, test on the held-out family).
+
+Families of shifts: CDF pooling
+-------------------------------
+When the calibration sets come in groups (shift families: CIFAR corruptions, text domains, ...) and the new set
+belongs to a *new* group, the exchangeable unit is the group, not the set: a family with 92 sets would otherwise
+outvote one with 8.  ``groups=`` switches the quantile to **CDF pooling** (Dunn, Wasserman & Ramdas 2023, JASA,
+"Distribution-free prediction sets for two-layer hierarchical models"): the radius is the smallest calibration
+score t with ``F̄(t) = (1/K) Σ_k (1/n_k) #{i in group k : r_i ≤ t} ≥ level``, every group weighing 1/K whatever its
+size.  Its coverage of a new group drawn like the K calibration groups holds only asymptotically in K (no
+finite-sample guarantee: with 3 families it is a heuristic, and notebook 06 reports what it achieves).
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ from helpers.validation import check_vector
 
 __all__ = [
     "conformal_quantile",
+    "pooled_conformal_quantile",
     "conformal_radius",
     "conformal_intervals",
     "difficulty_scale",
@@ -85,6 +96,33 @@ def conformal_quantile(scores: Any, level: float = 0.9) -> float:
     return float(np.partition(r, k - 1)[k - 1])
 
 
+def pooled_conformal_quantile(scores: Any, groups: Any, level: float = 0.9) -> float:
+    """CDF pooling (module docstring): the smallest score t with ``(1/K) Σ_k F̂_k(t) ≥ level``, ``F̂_k`` the
+    empirical CDF of group k's scores, so every group weighs 1/K whatever its size.
+
+    Examples
+    --------
+    >>> pooled_conformal_quantile([0.1, 0.2, 0.3, 0.4, 1.0], ["a", "a", "a", "a", "b"], level=0.6)
+    1.0
+    >>> conformal_quantile([0.1, 0.2, 0.3, 0.4, 1.0], level=0.6)  # the sets counted alike: k = ceil(6 * 0.6) = 4
+    0.4
+    """
+    level = _check_level(level)
+    r = check_vector(np.atleast_1d(scores), "scores").astype(np.float64)
+    if r.min() < 0:
+        raise InputValidationError(
+            f"scores: expected nonconformity scores >= 0, got a minimum of {r.min():.4g}"
+        )
+    g = np.asarray(groups).ravel()
+    if g.size != r.size:
+        raise InputValidationError(f"groups: expected {r.size} labels (one per score), got {g.size}")
+    _, codes, counts = np.unique(g, return_inverse=True, return_counts=True)
+    order = np.argsort(r, kind="stable")
+    cdf = np.cumsum(1.0 / (counts.size * counts[codes[order]]))  # pooled CDF at each sorted score
+    hit = np.nonzero(cdf >= level - 1e-12)[0]
+    return float(r[order][hit[0]])
+
+
 def difficulty_scale(estimates: Any, reference_accuracy: Any, *, floor: float = 0.02) -> np.ndarray:
     """Label-free difficulty ``s = |â − acc_ref| + floor``: the accuracy drop the estimator predicts, plus a floor
     (a fraction) so that sets with no predicted drop keep a non-zero interval."""
@@ -107,9 +145,12 @@ def _check_scale_vector(scales: Any, name: str, m: int) -> np.ndarray:
     return s
 
 
-def conformal_radius(estimates: Any, accuracies: Any, *, level: float = 0.9, scales: Any = None) -> float:
+def conformal_radius(
+    estimates: Any, accuracies: Any, *, level: float = 0.9, scales: Any = None, groups: Any = None
+) -> float:
     """Radius q of the split-conformal interval from calibration sets: the conformal quantile of
-    ``|estimate − accuracy| / scale`` (fractions; ``scales=None`` means 1)."""
+    ``|estimate − accuracy| / scale`` (fractions; ``scales=None`` means 1); with ``groups`` (one label per set,
+    e.g. the shift family) the CDF-pooled quantile, every group weighing alike (module docstring)."""
     e = check_vector(np.atleast_1d(estimates), "estimates").astype(np.float64)
     a = check_vector(np.atleast_1d(accuracies), "accuracies").astype(np.float64)
     if e.size != a.size:
@@ -117,6 +158,8 @@ def conformal_radius(estimates: Any, accuracies: Any, *, level: float = 0.9, sca
             f"estimates and accuracies: expected equal lengths, got {e.size} and {a.size}"
         )
     s = _check_scale_vector(scales, "scales", e.size)
+    if groups is not None:
+        return pooled_conformal_quantile(np.abs(e - a) / s, groups, level)
     return conformal_quantile(np.abs(e - a) / s, level)
 
 
@@ -199,6 +242,9 @@ class ShiftConformal(BaseEstimator):
         None: plain intervals of constant width; "drop": widths proportional to ``|â − acc_ref| + floor``.
     floor : float, default 0.02
         Added to the predicted drop (``scale="drop"`` only), a fraction.
+    pool_groups : bool, default False
+        With ``groups`` passed to ``fit`` (the shift family of every set): the CDF-pooled radius, every family
+        weighing alike (for a new *family*; see the module docstring), instead of every set weighing alike.
 
     Attributes
     ----------
@@ -214,12 +260,19 @@ class ShiftConformal(BaseEstimator):
     output = "accuracy"
 
     def __init__(
-        self, estimator: Any = "atc_mc", *, level: float = 0.9, scale: str | None = None, floor: float = 0.02
+        self,
+        estimator: Any = "atc_mc",
+        *,
+        level: float = 0.9,
+        scale: str | None = None,
+        floor: float = 0.02,
+        pool_groups: bool = False,
     ):
         self.estimator = estimator
         self.level = level
         self.scale = scale
         self.floor = floor
+        self.pool_groups = pool_groups
 
     def _base(self) -> Any:
         if isinstance(self.estimator, str):
@@ -236,6 +289,8 @@ class ShiftConformal(BaseEstimator):
             raise InputValidationError(f"scale: expected one of {SCALES}, got {self.scale!r}")
         if self.scale == "drop":
             difficulty_scale(0.0, 0.0, floor=self.floor)
+        if not isinstance(self.pool_groups, (bool, np.bool_)):
+            raise InputValidationError(f"pool_groups: expected True or False, got {self.pool_groups!r}")
 
     def _scales(self, estimates: np.ndarray) -> np.ndarray | None:
         if self.scale is None:
@@ -275,7 +330,10 @@ class ShiftConformal(BaseEstimator):
         acc = np.array([set_accuracy(d) for d in sets])
         self.estimator_ = base
         scales = self._scales(est)
-        self.radius_ = conformal_radius(est, acc, level=self.level, scales=scales)
+        if self.pool_groups and groups is None:
+            raise InputValidationError("pool_groups=True: pass groups= (the shift family of every shifted set)")
+        pooled = groups if self.pool_groups else None
+        self.radius_ = conformal_radius(est, acc, level=self.level, scales=scales, groups=pooled)
         self.calibration_ = {
             "estimate": est,
             "accuracy": acc,

@@ -78,6 +78,10 @@ class DomainPair:
     y_target: np.ndarray
     num_classes: int
     info: dict[str, Any] = field(default_factory=dict)
+    #: the held-out source inputs before featurisation (Amazon: the review texts; ``None``: ``x_heldout`` is raw)
+    raw_heldout: Any = None
+    #: raw inputs -> model inputs (Amazon: the source's TF-IDF transform; ``None``: identity)
+    featurize: Callable[[Any], np.ndarray] | None = None
 
     @property
     def name(self) -> str:
@@ -201,6 +205,8 @@ def amazon_pairs(
                     "tfidf_fitted_on": f"{s} training texts ({len(tr)} reviews)",
                     "vocabulary": len(vec.vocabulary_),
                 },
+                raw_heldout=list(src.text.iloc[ho]),
+                featurize=partial(_tfidf, vec),
             )
         )
     return out

@@ -31,7 +31,10 @@ from helpers.errors import InputValidationError
 from helpers.experiments.p5_mde.measures import collect_outputs, metaset_frame
 from helpers.training import features_and_logits
 
-__all__ = ["Setup", "notebook_parameters", "this_run", "cifar_setup", "digits_setup", "usps_setup", "text_setup"]
+__all__ = [
+    "Setup", "notebook_parameters", "this_run", "cifar_setup", "digits_setup", "usps_setup", "text_setup",
+    "metaset_specs",
+]  # fmt: skip
 
 NOTEBOOK = "05_mde"
 CACHE_NAMESPACE = "05_mde"  # collect_outputs' namespace; checkpoints live under checkpoints/05_mde/
@@ -218,6 +221,25 @@ def _digit_specs(p: Mapping[str, Any]) -> list:
     )  # fmt: skip
 
 
+def _text_specs(p: Mapping[str, Any]) -> list:
+    """The perturbed-text meta-set (05's fit and held-out splits)."""
+    return text_metaset(
+        fit_names=p["text_fit_names"], heldout_names=p["text_heldout_names"], severities=p["text_severities"],
+        heldout_severities=p["text_heldout_severities"], n_compositions=p["text_n_compositions"],
+        n_heldout_compositions=p["text_n_heldout_compositions"], seed=p["seed"],
+    )  # fmt: skip
+
+
+def metaset_specs(p: Mapping[str, Any], modality: str, *, split: str = "fit") -> list:
+    """05's synthetic shifts of one modality with 05's parameters ``p``: ``"digits"`` (corrupted 8x8 images, any
+    8x8 source) or ``"text"`` (perturbed reviews); ``split`` ``"fit"`` is the meta-set the regressions use.
+    Other notebooks (06) build meta-sets for their own models from the same generator with these."""
+    makers = {"digits": _digit_specs, "text": _text_specs}
+    if modality not in makers:
+        raise InputValidationError(f"modality: expected one of {sorted(makers)}, got {modality!r}")
+    return [s for s in makers[modality](p) if s.split == split]
+
+
 def digits_setup(p: Mapping[str, Any]) -> Setup:
     """sklearn 8x8 digits -> two CNNs trained on ``digits_n_train`` images; meta-set = corrupted held-back digits;
     unseen natural shifts: the USPS test set at 8x8 with histogram-matched and with linear intensities."""
@@ -300,11 +322,7 @@ def text_setup(p: Mapping[str, Any]) -> Setup:
     natural = {"rt_polarity": load("rt_polarity"), "movie_reviews": load("movie_reviews")}
     natural.update({f"amazon-{d}": load("amazon", domain=d) for d in ["books", "dvd", "electronics", "kitchen"]})
     natural = {k: v.sample(n=min(n_set, len(v)), random_state=seed) for k, v in natural.items()}
-    specs = text_metaset(
-        fit_names=p["text_fit_names"], heldout_names=p["text_heldout_names"], severities=p["text_severities"],
-        heldout_severities=p["text_heldout_severities"], n_compositions=p["text_n_compositions"],
-        n_heldout_compositions=p["text_n_heldout_compositions"], seed=seed,
-    ) + [ShiftSpec(name, "unseen", "natural", (), 0) for name in natural]  # fmt: skip
+    specs = _text_specs(p) + [ShiftSpec(name, "unseen", "natural", (), 0) for name in natural]
     pool_texts, pool_y = list(t_pool.text), t_pool.label.to_numpy()
     return Setup(
         "text", specs,

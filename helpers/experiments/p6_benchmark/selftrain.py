@@ -5,8 +5,12 @@ For each source model ``f`` of :mod:`helpers.experiments.p3_selftraining` (a TF-
 
 * a :class:`ShiftTask` (reference = the source's held-out test part, targets = the pairs' target domains,
   partner = the first Ens-Avg-Conf member, i.e. the same architecture trained with seed ``seed + 1``), on which the
-  logits estimators run; no meta-set, so the regressed-score methods do not apply.  The logits are the log of
-  03's cached softmax probabilities (softmax(log p) = p, so every probability-based method sees 03's numbers);
+  logits estimators run.  The logits are the log of 03's softmax probabilities (softmax(log p) = p, so every
+  probability-based method sees 03's numbers).  With ``meta_specs`` (notebook 05's synthetic shifts of the same
+  modality, :func:`helpers.experiments.p5_mde.metaset_specs`) the task also gets a meta-set: ``f``'s and the
+  partner's outputs on the held-out source part under every shift (corrupted 8x8 images; perturbed review texts
+  through the source's TF-IDF), so the regressed-score methods and the stacked estimator run on it as on 05's tasks;
+  without it they do not apply;
 * rows for the self-training ensembles of paper 3 (``self_training_ri``: random-init members, ``self_training_rm``:
   representation-matching members; Algorithm 1, :func:`pair_self_training`) on the same ``f`` and targets.  Their
   interval is the percentile bootstrap over target examples of the final error flags (the fitted ensemble held
@@ -21,12 +25,15 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
 from helpers.benchmark.engine import external_rows
 from helpers.benchmark.task import LabelledLogits, ShiftTask
+from helpers.cache import cache_key, cached_arrays
+from helpers.data.metaset import ShiftSpec, apply_image_shift, apply_text_shift
 from helpers.estimators.bootstrap import percentile_interval
 
 __all__ = ["SelfTrainingGrid", "amazon_config", "digits_config", "selftraining_grid", "SELF_TRAINING_METHODS"]
@@ -56,6 +63,34 @@ def _log(p: np.ndarray) -> np.ndarray:
     return np.log(np.clip(np.asarray(p, dtype=np.float64), 1e-12, None))
 
 
+def shifted_heldout(pair, spec: ShiftSpec) -> np.ndarray:
+    """Model inputs of ``pair``'s held-out source part under one synthetic shift: the texts perturbed and
+    featurised when the pair keeps them (``raw_heldout``, Amazon), else the [0, 1] images corrupted (8x8 digits)."""
+    if pair.raw_heldout is not None:
+        texts = apply_text_shift(pair.raw_heldout, spec)
+        return pair.featurize(texts) if pair.featurize is not None else np.asarray(texts)
+    return apply_image_shift(pair.x_heldout, spec, value_range=(0.0, 1.0)).astype(np.float32)
+
+
+def _meta_outputs(pair, cfg, f, partner, specs: Sequence[ShiftSpec]) -> dict[str, np.ndarray]:
+    """Log-probabilities of ``f`` (``f/<set>``; ``f()`` returns ``[model]``, called on a cache miss only) and of the
+    partner (``p/<set>``) on every meta set (cached)."""
+    from helpers.experiments.p3_selftraining import _probs
+
+    key = {"source": pair.source_key, "heldout": cache_key(pair.x_heldout)[:16], "cfg": cfg.key(
+        "typical_model", "model_kwargs", "f_epochs", "batch_size", "lr", "seed"),
+        "specs": [[s.name, [list(step) for step in s.steps], s.seed] for s in specs]}  # fmt: skip
+
+    def compute() -> dict[str, np.ndarray]:
+        out = {}
+        for s in specs:
+            x = shifted_heldout(pair, s)
+            out[f"f/{s.name}"], out[f"p/{s.name}"] = _log(_probs(f()[0], x)), _log(_probs(partner, x))
+        return out
+
+    return cached_arrays("06_benchmark", key, compute)
+
+
 @dataclass
 class SelfTrainingGrid:
     """ShiftTasks (one per source model) and the self-training rows on their targets."""
@@ -78,6 +113,7 @@ def selftraining_grid(
     *,
     family: str,
     self_training_pairs: Sequence[str] = (),
+    meta_specs: Sequence[ShiftSpec] = (),
     n_boot: int = 200,
     level: float = 0.95,
     seed: int = 0,
@@ -90,6 +126,8 @@ def selftraining_grid(
     cfg : RunConfig (e.g. :func:`amazon_config`, :func:`digits_config`; ``ens_size >= 1``: member 1 is the partner)
     family : the benchmark family of every task (e.g. ``"amazon"``, ``"digits-usps"``)
     self_training_pairs : ``"source->target"`` names to run the RI and RM ensembles on
+    meta_specs : synthetic shifts (>= 3, e.g. ``metaset_specs(p5, "digits")``) of the held-out source part that
+        form each task's meta-set; empty: no meta-set
     """
     from helpers.errors import InputValidationError
     from helpers.experiments.p3_selftraining import (
@@ -115,17 +153,25 @@ def selftraining_grid(
         partner_model = _supervised_pool(first, cfg, "typical", [cfg.seed + 1])[0]
         held = base[first.target]["f_heldout"]
         task_name = f"{family}/{source}/{cfg.typical_model}"
+        meta = {}
+        if meta_specs:
+            m = _meta_outputs(first, cfg, partial(_supervised_pool, first, cfg, "typical", [cfg.seed]),
+                              partner_model, meta_specs)  # fmt: skip
+            meta = {s.name: (m[f"f/{s.name}"], m[f"p/{s.name}"]) for s in meta_specs}
         tasks.append(
             ShiftTask(
                 name=task_name,
                 family=family,
                 reference=LabelledLogits(_log(held), first.y_heldout),
                 targets={p.target: LabelledLogits(_log(base[p.target]["f_target"]), p.y_target) for p in group},
+                meta={name: LabelledLogits(f_out, first.y_heldout) for name, (f_out, _) in meta.items()},
                 partner={
                     "reference": _log(_probs(partner_model, first.x_heldout)),
                     **{p.target: _log(base[p.target]["ens_target"][0]) for p in group},
+                    **{name: p_out for name, (_, p_out) in meta.items()},
                 },
-                info={"model": cfg.typical_model, "source": source, "partner": f"{cfg.typical_model} seed {cfg.seed + 1}"},
+                info={"model": cfg.typical_model, "source": source, "partner": f"{cfg.typical_model} seed {cfg.seed + 1}",
+                      "meta_sets": len(meta)},  # fmt: skip
             )
         )
         for p in group:
