@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from helpers.data import read_seq2seq_tsv
 from helpers.errors import DataNotFoundError, InputValidationError
@@ -12,7 +13,8 @@ from helpers.experiments.p1_bounds import PipelineConfig, Seq2SeqTask, run_task
 from helpers.experiments.p1_bounds.analysis import estimates_table, recall_table, set_summary
 from helpers.experiments.p1_bounds.tasks import add_test_sets
 from helpers.seq2seq import WordVocab, beam_search, build_parser
-from helpers.seq2seq.tagging import MostFrequentTagger, tagging_scores
+from helpers.seq2seq.constraints import OutputConstraint
+from helpers.seq2seq.tagging import MostFrequentTagger, position_tags, tag_dictionary, tagging_scores
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 TINY = {"d_model": 8, "d_ff": 16, "num_layers": 1, "num_heads": 2, "d_kv": 4, "dropout_rate": 0.0}
@@ -42,6 +44,68 @@ def test_beam_search_constraint_bad_input():
         beam_search(model, vocab, ["a b"], output_lengths=[6], max_new_tokens=6, device="cpu")
     with pytest.raises(InputValidationError, match="allowed_tokens"):
         beam_search(model, vocab, ["a b"], allowed_tokens=["NOPE"], device="cpu")
+
+
+def test_beam_search_keeps_every_word_to_its_dictionary_tags():
+    vocab = WordVocab.build(["a b c X Y Z"])
+    model = build_parser(len(vocab), TINY, seed=0)
+    inputs = ["a b c", "c a", "b b b b"]
+    dictionary = {"a": ("X",), "b": ("Y", "Z")}  # "c" is not in it: any allowed tag
+    kw = dict(num_beams=3, max_new_tokens=6, device="cpu", allowed_tokens=["X", "Y", "Z"],
+              output_lengths=[3, 2, 4])  # fmt: skip
+    r = beam_search(model, vocab, inputs, position_tokens=position_tags(inputs, dictionary), **kw)
+    for x, beams in zip(inputs, r.beams):
+        for b in beams:
+            assert len(b.split()) == len(x.split())
+            for w, tag in zip(x.split(), b.split()):
+                assert tag in dictionary.get(w, ("X", "Y", "Z"))
+    # one admissible tag per position: the beams can only be that sequence
+    forced = beam_search(model, vocab, ["a b"], num_beams=2, max_new_tokens=4, device="cpu", output_lengths=[2],
+                         position_tokens=[[("X",), ("Z",)]])  # fmt: skip
+    assert forced.top == ["X Z"]
+    with pytest.raises(InputValidationError, match="position_tokens"):
+        beam_search(model, vocab, ["a b"], position_tokens=[[None, None]], device="cpu")  # no output_lengths
+    with pytest.raises(InputValidationError, match="position_tokens"):
+        beam_search(model, vocab, ["a b"], output_lengths=[2], position_tokens=[[("NOPE",), None]], device="cpu")
+
+
+def test_output_constraint_masks_by_position_hand_made():
+    # 1 example, 2 beams, vocabulary of 5 ids (eos = 1); allowed 2, 3, 4; position 0: {2}, position 1: any
+    proc = OutputConstraint(np.array([2]), [2, 3, 4], num_beams=2, eos_id=1, vocab_size=5,
+                            position_ids=[[[2], None]])  # fmt: skip
+    scores = torch.zeros(2, 5)
+    out = proc(torch.zeros(2, 1, dtype=torch.long), scores)  # t = 0
+    assert torch.isinf(out[:, [0, 1, 3, 4]]).all() and (out[:, 2] == 0).all()
+    out = proc(torch.zeros(2, 2, dtype=torch.long), scores)  # t = 1: position 1 has no extra limit
+    assert (out[:, [2, 3, 4]] == 0).all() and torch.isinf(out[:, [0, 1]]).all()
+    out = proc(torch.zeros(2, 3, dtype=torch.long), scores)  # t = 2 = length: only </s>
+    assert (out[:, 1] == 0).all() and torch.isinf(out[:, [0, 2, 3, 4]]).all()
+
+
+def test_tag_dictionary_hand_computed():
+    sents, tags = ["the dog runs", "the run", "dogs run fast"], ["DET NOUN VERB", "DET NOUN", "NOUN VERB ADV"]
+    d = tag_dictionary(sents, tags)
+    assert d == {"the": ("DET",), "dog": ("NOUN",), "runs": ("VERB",), "run": ("NOUN", "VERB"), "dogs": ("NOUN",),
+                 "fast": ("ADV",)}  # fmt: skip
+    assert tag_dictionary(sents, tags, min_count=2) == {"the": ("DET",), "run": ("NOUN", "VERB")}
+    assert position_tags(["the cat run"], d) == [[("DET",), None, ("NOUN", "VERB")]]
+    with pytest.raises(InputValidationError, match="min_count"):
+        tag_dictionary(sents, tags, min_count=0)
+    with pytest.raises(InputValidationError, match="one per word"):
+        tag_dictionary(["a b"], ["X"])
+    with pytest.raises(InputValidationError, match="equal lengths"):
+        tag_dictionary(["a b"], [])
+
+
+def test_task_decode_constraints_read_the_dictionary_from_training_pairs_only():
+    task = Seq2SeqTask("pos", train=[("the dog", "DET NOUN"), ("dog runs", "NOUN VERB")], dev=[("the", "DET")],
+                       test_sets={"t": [("the runs", "PRON NOUN")]}, shift={"t": "ID"}, max_new_tokens=4,
+                       tag_set=("DET", "NOUN", "PRON", "VERB"))  # fmt: skip
+    kw = task.decode_constraints(["the cat runs"], dictionary_min_count=1)
+    assert kw["position_tokens"] == [[("DET",), None, ("VERB",)]]  # the test gold ("the" = PRON) is never read
+    assert "position_tokens" not in task.decode_constraints(["the"])
+    assert "decode_tag_dictionary" not in PipelineConfig().key()  # off: cache keys as before
+    assert PipelineConfig(decode_tag_dictionary=1).key()["decode_tag_dictionary"] == 1
 
 
 # ------------------------------------------------------------------------------------------ most-frequent tag

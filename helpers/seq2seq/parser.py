@@ -28,6 +28,7 @@ from torch import nn
 
 from helpers.errors import InputValidationError
 from helpers.models.text import pad_sequences as _pad
+from helpers.seq2seq.constraints import OutputConstraint, constraint_kwargs
 from helpers.seq2seq.vocab import WordVocab
 from helpers.training import FitResult, fit, get_device
 
@@ -367,53 +368,6 @@ def sequence_probability(
     return out if log else np.exp(out)
 
 
-class OutputConstraint:
-    """A ``transformers`` logits processor that fixes each output's length and, optionally, its token set.
-
-    Row ``r`` of a ``generate`` batch with ``num_beams`` beams belongs to example ``r // num_beams``.  After ``t``
-    generated tokens (the decoder start token excluded), ``</s>`` is forbidden while ``t < length`` and forced at
-    ``t = length``; tokens outside ``allowed_ids`` (plus ``</s>``) are forbidden.  Scores are set to ``-inf``, so the
-    beam's log-probability ranks only admissible continuations (their probabilities are not renormalised; the
-    reported confidence comes from :func:`sequence_probability`, i.e. the unconstrained model).
-    """
-
-    def __init__(
-        self, lengths: np.ndarray | None, allowed_ids: Sequence[int] | None, *, num_beams: int, eos_id: int, vocab_size: int
-    ):
-        self.lengths = None if lengths is None else torch.as_tensor(np.repeat(lengths, num_beams))
-        self.eos_id = int(eos_id)
-        self.mask = None
-        if allowed_ids is not None:
-            self.mask = torch.ones(vocab_size, dtype=torch.bool)
-            self.mask[list(allowed_ids) + [self.eos_id]] = False  # True = forbidden
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        scores = scores.clone()
-        if self.mask is not None:
-            scores[:, self.mask.to(scores.device)[: scores.shape[1]]] = -float("inf")
-        if self.lengths is not None:
-            t = input_ids.shape[1] - 1  # tokens generated so far
-            lengths = self.lengths.to(scores.device)
-            done = lengths <= t
-            scores[done] = -float("inf")
-            scores[done, self.eos_id] = 0.0
-            scores[~done, self.eos_id] = -float("inf")
-        return scores
-
-
-def _constraint_kwargs(lengths, allowed_ids, idx, num_beams, vocab, vocab_size) -> dict:
-    """``generate`` keyword arguments for :class:`OutputConstraint` on the examples ``idx`` (none if unconstrained)."""
-    if lengths is None and allowed_ids is None:
-        return {}
-    from transformers import LogitsProcessorList
-
-    proc = OutputConstraint(
-        None if lengths is None else lengths[idx], allowed_ids, num_beams=num_beams, eos_id=vocab.eos_id,
-        vocab_size=vocab_size,
-    )
-    return {"logits_processor": LogitsProcessorList([proc])}
-
-
 @torch.no_grad()
 def beam_search(
     model: nn.Module,
@@ -427,6 +381,7 @@ def beam_search(
     progress: bool = False,
     output_lengths: Sequence[int] | None = None,
     allowed_tokens: Sequence[str] | None = None,
+    position_tokens: Sequence[Sequence[Sequence[str] | None]] | None = None,
 ) -> BeamResult:
     """Beam search (paper 1, App. B.1: beam size 4) returning all beams and the top beam's confidence.
 
@@ -440,6 +395,9 @@ def beam_search(
         ``</s>`` after exactly that many tokens (see :class:`OutputConstraint`).  Must fit ``max_new_tokens - 1``.
     allowed_tokens : sequence of str, keyword-only, optional
         The only output tokens a beam may contain (e.g. the tag set), besides ``</s>``.
+    position_tokens : per input, per output position: the admissible tokens, or None, keyword-only, optional
+        A tag dictionary's limits (:func:`helpers.seq2seq.tagging.position_tags`): position ``t`` of input ``i``'s
+        output must be one of ``position_tokens[i][t]`` (``None``: no extra limit); needs ``output_lengths``.
     """
     from tqdm.auto import tqdm
 
@@ -463,6 +421,16 @@ def beam_search(
         if unknown:
             raise InputValidationError(f"allowed_tokens: not in the parser's vocabulary: {unknown[:5]}")
         allowed_ids = [vocab.stoi[t] for t in allowed_tokens]
+    position_ids = None
+    if position_tokens is not None:
+        if output_lengths is None or len(position_tokens) != len(inputs):
+            raise InputValidationError(
+                f"position_tokens: expected one list per input ({len(inputs)}) together with output_lengths"
+            )
+        unknown = sorted({t for ex in position_tokens for pos in ex if pos for t in pos if t not in vocab})
+        if unknown:
+            raise InputValidationError(f"position_tokens: not in the parser's vocabulary: {unknown[:5]}")
+        position_ids = [[None if pos is None else [vocab.stoi[t] for t in pos] for pos in ex] for ex in position_tokens]
     dev = get_device(device)
     model.to(dev).eval()
     beams: list[list[str] | None] = [None] * len(inputs)
@@ -479,7 +447,7 @@ def beam_search(
             early_stopping=True,
             do_sample=False,
             max_new_tokens=int(max_new_tokens),
-            **_constraint_kwargs(output_lengths, allowed_ids, idx, num_beams, vocab, len(vocab)),
+            **constraint_kwargs(output_lengths, allowed_ids, idx, num_beams, vocab, len(vocab), position_ids),
         )
         gen = gen.view(len(idx), num_beams, -1).cpu().numpy()
         for j, i in enumerate(idx):

@@ -15,7 +15,7 @@ import numpy as np
 
 from helpers.errors import InputValidationError
 
-__all__ = ["MostFrequentTagger", "tagging_scores"]
+__all__ = ["MostFrequentTagger", "tagging_scores", "tag_dictionary", "position_tags"]
 
 
 class MostFrequentTagger:
@@ -100,3 +100,36 @@ def tagging_scores(predictions: Sequence[str], golds: Sequence[str]) -> dict[str
         "wrong_length": wrong_len / len(golds),
         "n": len(golds),
     }
+
+
+def tag_dictionary(sentences: Sequence[str], tags: Sequence[str], *, min_count: int = 1) -> dict[str, tuple[str, ...]]:
+    """The tags every word carried in training, for the words seen at least ``min_count`` times.
+
+    A decoder limited to these tags for such words (:func:`position_tags`) cannot give ``.`` a noun tag or ``the``
+    a verb tag — the constraint of dictionary-based taggers (Merialdo 1994); rarer words keep every tag, since a
+    few occurrences do not show all of a word's tags.
+
+    Returns
+    -------
+    dict of word -> sorted tuple of its training tags
+    """
+    if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)) or min_count < 1:
+        raise InputValidationError(f"min_count: expected an integer >= 1, got {min_count!r}")
+    if len(sentences) != len(tags):
+        raise InputValidationError(f"sentences/tags: expected equal lengths, got {len(sentences)} and {len(tags)}")
+    seen: dict[str, set] = defaultdict(set)
+    count: Counter = Counter()
+    for i, (s, t) in enumerate(zip(sentences, tags)):
+        words, ts = s.split(), t.split()
+        if len(words) != len(ts):
+            raise InputValidationError(f"sentence {i}: {len(words)} words but {len(ts)} tags (expected one per word)")
+        for w, tag in zip(words, ts):
+            seen[w].add(tag)
+            count[w] += 1
+    return {w: tuple(sorted(seen[w])) for w, n in count.items() if n >= min_count}
+
+
+def position_tags(sentences: Sequence[str], dictionary: dict[str, tuple[str, ...]]) -> list[list[tuple[str, ...] | None]]:
+    """Per sentence, per word: the admissible tags from ``dictionary`` (``None``: the word is not in it, any tag);
+    the ``position_tokens`` of :func:`helpers.seq2seq.parser.beam_search`."""
+    return [[dictionary.get(w) for w in s.split()] for s in sentences]

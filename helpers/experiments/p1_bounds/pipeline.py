@@ -58,7 +58,8 @@ class PipelineConfig:
     ``disc_freeze_layers`` (MiniLM: frozen embeddings + lowest layers), ``disc_select_on_dev`` (keep each member's
     weights with the best balanced accuracy on the discriminator dev set, evaluated ``disc_evals_per_epoch`` times
     per epoch);
-    decoding: ``num_beams`` (4).
+    decoding: ``num_beams`` (4), ``decode_tag_dictionary`` (tagging tasks: a word seen at least this many times in
+    training may only get one of its training tags, :func:`helpers.seq2seq.tagging.tag_dictionary`; ``None``: off).
     """
 
     parser_config: str | tuple = "tiny"
@@ -84,6 +85,7 @@ class PipelineConfig:
     disc_evals_per_epoch: int = 2
     num_beams: int = 4
     beam_batch_size: int = 128
+    decode_tag_dictionary: int | None = None
     seed: int = 0
 
     def key(self) -> dict[str, Any]:
@@ -95,6 +97,8 @@ class PipelineConfig:
             del d["parser_unk_singletons"]
         if not d["parser_unk_signatures"]:  # likewise
             del d["parser_unk_signatures"]
+        if d["decode_tag_dictionary"] is None:  # likewise
+            del d["decode_tag_dictionary"]
         return d
 
 
@@ -288,6 +292,20 @@ def run_task(
     )
 
 
+def _constraints(task, cfg, inputs) -> dict:
+    """The task's decoding constraints for these inputs (tag dictionary per ``cfg.decode_tag_dictionary``)."""
+    return task.decode_constraints(inputs, dictionary_min_count=cfg.decode_tag_dictionary)
+
+
+def _tag_key(task, cfg) -> dict:
+    """Cache-key part of a tagging task's decoding constraints (empty for free seq2seq tasks; the dictionary
+    entry only when it is on, so keys made before it existed stay valid)."""
+    if not task.is_tagging:
+        return {}
+    on = cfg.decode_tag_dictionary is not None
+    return {"tags": list(task.tag_set), **({"dict": cfg.decode_tag_dictionary} if on else {})}
+
+
 def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dict, list]:
     """Discriminator train/dev sets: wrong beam outputs of the first ``n_snapshots`` parser snapshots on (a sample
     of) the training set and on the dev set, cached per part; returns them and the snapshot steps used."""
@@ -304,7 +322,7 @@ def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dic
         def decode(step: int) -> list[list[str]]:
             load_snapshot(snap_model, snapshot_paths(ckdir)[step])
             inputs = [p[0] for p in pairs]
-            return beam_search(snap_model, vocab, inputs, **decode_kw, **task.decode_constraints(inputs)).beams
+            return beam_search(snap_model, vocab, inputs, **decode_kw, **_constraints(task, cfg, inputs)).beams
 
         return decode
 
@@ -316,7 +334,7 @@ def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dic
             "data": cache_key(pairs),
             "beams": cfg.num_beams,
             "max_new": task.max_new_tokens,
-            **({"tags": list(task.tag_set)} if task.is_tagging else {}),
+            **_tag_key(task, cfg),
         }
         nkey = {
             **bkey,
@@ -371,13 +389,13 @@ def _final_outputs(task, cfg, model, vocab, pkey, final_step, decode_kw) -> dict
             "beams": cfg.num_beams,
             "max_new": budget,
             "final": True,
-            **({"tags": list(task.tag_set)} if task.is_tagging else {}),
+            **_tag_key(task, cfg),
         }
 
         def compute(pairs=pairs, budget=budget):
             inputs = [p[0] for p in pairs]
             r = beam_search(
-                model, vocab, inputs, **{**decode_kw, "max_new_tokens": budget}, **task.decode_constraints(inputs)
+                model, vocab, inputs, **{**decode_kw, "max_new_tokens": budget}, **_constraints(task, cfg, inputs)
             )
             return {"top": np.array(r.top, dtype=str), "confidence": r.confidence}
 
@@ -395,7 +413,7 @@ def _vote_function(task, cfg, pkey, disc_sets, *, device, progress):
             "dev": cache_key(disc_sets["dev"].items()) if cfg.disc_select_on_dev else None,
             "cfg": {k: v for k, v in cfg.key().items() if k.startswith(("disc", "n_members"))},
             "seed": cfg.seed,
-            "recipe": "dev-AUC selection, degenerate members retrained",
+            "recipe": "dev-AUC selection, degenerate members retrained, length-bucketed batches",
         }
     )
     members: list = []

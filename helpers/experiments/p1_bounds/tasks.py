@@ -82,12 +82,21 @@ class Seq2SeqTask:
         """A tagging task: the output is one tag of :attr:`tag_set` per input word."""
         return self.tag_set is not None
 
-    def decode_constraints(self, inputs: Sequence[str]) -> dict:
+    def decode_constraints(self, inputs: Sequence[str], *, dictionary_min_count: int | None = None) -> dict:
         """Keyword arguments of :func:`helpers.seq2seq.parser.beam_search` for these inputs: a tagging task emits
-        exactly one tag of :attr:`tag_set` per input word (read from the inputs only); other tasks are free."""
+        exactly one tag of :attr:`tag_set` per input word (read from the inputs only); other tasks are free.
+
+        With ``dictionary_min_count`` a word seen at least that often in the *training* pairs may only get one of
+        its training tags (:func:`helpers.seq2seq.tagging.tag_dictionary`; no dev or test tag is read)."""
         if not self.is_tagging:
             return {}
-        return {"output_lengths": [len(x.split()) for x in inputs], "allowed_tokens": list(self.tag_set)}
+        out = {"output_lengths": [len(x.split()) for x in inputs], "allowed_tokens": list(self.tag_set)}
+        if dictionary_min_count is not None:
+            from helpers.seq2seq.tagging import position_tags, tag_dictionary
+
+            words, tags = zip(*self.train)
+            out["position_tokens"] = position_tags(inputs, tag_dictionary(words, tags, min_count=dictionary_min_count))
+        return out
 
     def decode_budget(self, inputs: Sequence[str]) -> int:
         """Decoding budget for a set with these inputs: ``max(max_new_tokens, 2 + ⌈r · longest input⌉)`` with r =
