@@ -91,9 +91,9 @@ def test_tag_dictionary_hand_computed():
     assert position_tags(["the cat run"], d) == [[("DET",), None, ("NOUN", "VERB")]]
     with pytest.raises(InputValidationError, match="min_count"):
         tag_dictionary(sents, tags, min_count=0)
-    with pytest.raises(InputValidationError, match="one per word"):
+    with pytest.raises(InputValidationError, match="one tag per word"):
         tag_dictionary(["a b"], ["X"])
-    with pytest.raises(InputValidationError, match="equal lengths"):
+    with pytest.raises(InputValidationError, match="equal, non-zero lengths"):
         tag_dictionary(["a b"], [])
 
 

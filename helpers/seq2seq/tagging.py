@@ -18,6 +18,22 @@ from helpers.errors import InputValidationError
 __all__ = ["MostFrequentTagger", "tagging_scores", "tag_dictionary", "position_tags"]
 
 
+def _word_tag_counts(sentences: Sequence[str], tags: Sequence[str], *, key=None) -> dict[str, Counter]:
+    """``{key(word): Counter(tag)}`` over aligned sentences and tag sequences (one tag per word, checked)."""
+    if len(sentences) != len(tags) or not len(sentences):
+        raise InputValidationError(
+            f"sentences/tags: expected equal, non-zero lengths, got {len(sentences)} and {len(tags)}"
+        )
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for i, (s, t) in enumerate(zip(sentences, tags)):
+        words, ts = s.split(), t.split()
+        if len(words) != len(ts):
+            raise InputValidationError(f"sentence {i}: {len(words)} words but {len(ts)} tags (expected one tag per word)")
+        for w, tag in zip(words, ts):
+            counts[w if key is None else key(w)][tag] += 1
+    return counts
+
+
 class MostFrequentTagger:
     """Tag each word with its most frequent training tag (ties: the tag that is more frequent overall, then the
     alphabetically first); unseen words get the most frequent tag overall.
@@ -41,21 +57,8 @@ class MostFrequentTagger:
 
     def fit(self, sentences: Sequence[str], tags: Sequence[str]) -> MostFrequentTagger:
         """Count ``(word, tag)`` pairs over aligned sentences and tag sequences (one tag per word)."""
-        if len(sentences) != len(tags) or not len(sentences):
-            raise InputValidationError(
-                f"sentences/tags: expected equal, non-zero lengths, got {len(sentences)} and {len(tags)}"
-            )
-        counts: dict[str, Counter] = defaultdict(Counter)
-        overall: Counter = Counter()
-        for i, (s, t) in enumerate(zip(sentences, tags)):
-            words, ts = s.split(), t.split()
-            if len(words) != len(ts):
-                raise InputValidationError(
-                    f"sentence {i}: {len(words)} words but {len(ts)} tags (expected one tag per word)"
-                )
-            for w, tag in zip(words, ts):
-                counts[self._key(w)][tag] += 1
-                overall[tag] += 1
+        counts = _word_tag_counts(sentences, tags, key=self._key)
+        overall: Counter = sum(counts.values(), Counter())
         rank = {tag: (-n, tag) for tag, n in overall.items()}
         self.default_tag_ = min(overall, key=rank.__getitem__)
         self.word_tag_ = {w: min(c, key=lambda tag, c=c: (-c[tag], *rank[tag])) for w, c in counts.items()}
@@ -115,18 +118,8 @@ def tag_dictionary(sentences: Sequence[str], tags: Sequence[str], *, min_count: 
     """
     if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)) or min_count < 1:
         raise InputValidationError(f"min_count: expected an integer >= 1, got {min_count!r}")
-    if len(sentences) != len(tags):
-        raise InputValidationError(f"sentences/tags: expected equal lengths, got {len(sentences)} and {len(tags)}")
-    seen: dict[str, set] = defaultdict(set)
-    count: Counter = Counter()
-    for i, (s, t) in enumerate(zip(sentences, tags)):
-        words, ts = s.split(), t.split()
-        if len(words) != len(ts):
-            raise InputValidationError(f"sentence {i}: {len(words)} words but {len(ts)} tags (expected one per word)")
-        for w, tag in zip(words, ts):
-            seen[w].add(tag)
-            count[w] += 1
-    return {w: tuple(sorted(seen[w])) for w, n in count.items() if n >= min_count}
+    counts = _word_tag_counts(sentences, tags)
+    return {w: tuple(sorted(c)) for w, c in counts.items() if c.total() >= min_count}
 
 
 def position_tags(sentences: Sequence[str], dictionary: dict[str, tuple[str, ...]]) -> list[list[tuple[str, ...] | None]]:
