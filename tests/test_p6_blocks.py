@@ -143,6 +143,10 @@ def test_selftraining_grid_meta_set_from_the_held_out_source_part(monkeypatch):
     spec = ShiftSpec("noise-3", "fit", "corruption", (("gaussian_noise", 3),), 7)
     np.testing.assert_allclose(shifted_heldout(img, spec), apply_image_shift(x, spec, value_range=(0, 1)))
     assert not np.allclose(shifted_heldout(img, spec), x)
+    # features without raw inputs cannot be shifted: a clear error, not a corruption-module shape error
+    flat = ex.DomainPair("toy", "a", "b", x[:, 0], y, x[:, 0], y, x[:, 0], y, 10)
+    with pytest.raises(InputValidationError, match="raw_heldout"):
+        shifted_heldout(flat, spec)
 
 
 def test_metaset_specs_are_notebook_05s_fit_sets():

@@ -69,6 +69,13 @@ def shifted_heldout(pair, spec: ShiftSpec) -> np.ndarray:
     if pair.raw_heldout is not None:
         texts = apply_text_shift(pair.raw_heldout, spec)
         return pair.featurize(texts) if pair.featurize is not None else np.asarray(texts)
+    if np.ndim(pair.x_heldout) not in (3, 4):
+        from helpers.errors import InputValidationError
+
+        raise InputValidationError(
+            f"{pair.source}: a meta-set needs the held-out inputs as (n, H, W[, C]) images in [0, 1] or the raw texts "
+            f"(DomainPair.raw_heldout + featurize); got features of shape {np.shape(pair.x_heldout)} and no raw inputs"
+        )
     return apply_image_shift(pair.x_heldout, spec, value_range=(0.0, 1.0)).astype(np.float32)
 
 
