@@ -30,6 +30,7 @@ from helpers.seq2seq.vocab import WordVocab
 from helpers.training import fit, predict
 
 __all__ = [
+    "TRAINING_RECIPE",
     "ScratchPairClassifier",
     "ScratchPairCollator",
     "make_discriminator",
@@ -264,6 +265,12 @@ def _save_member(model: nn.Module, done: Path, stats: dict) -> None:
     torch.save({n: t.detach().cpu() for n, t in model.state_dict().items() if n not in frozen}, tmp)
     done.with_suffix(".json").write_text(json.dumps(stats, indent=1))
     os.replace(tmp, done)
+
+
+#: What :func:`train_discriminators` does beyond its arguments.  Callers put it in the cache key of trained members
+#: and their votes, so change it whenever the training procedure changes (a cache made by the old procedure must
+#: not be served under the new one).
+TRAINING_RECIPE = "dev-AUC selection, degenerate members retrained, length-bucketed batches"
 
 
 def train_discriminators(

@@ -27,7 +27,7 @@ from helpers.errors import InputValidationError
 from helpers.experiments.p1_bounds.tasks import Seq2SeqTask, render_scan_output
 from helpers.metrics import roc_auc
 from helpers.paths import cache_dir
-from helpers.seq2seq.discriminators import SEP, discriminator_votes, train_discriminators
+from helpers.seq2seq.discriminators import SEP, TRAINING_RECIPE, discriminator_votes, train_discriminators
 from helpers.seq2seq.negatives import DiscriminatorData, discriminator_dataset, mine_negatives, snapshot_beams
 from helpers.seq2seq.parser import (
     _config,
@@ -413,7 +413,7 @@ def _vote_function(task, cfg, pkey, disc_sets, *, device, progress):
             "dev": cache_key(disc_sets["dev"].items()) if cfg.disc_select_on_dev else None,
             "cfg": {k: v for k, v in cfg.key().items() if k.startswith(("disc", "n_members"))},
             "seed": cfg.seed,
-            "recipe": "dev-AUC selection, degenerate members retrained, length-bucketed batches",
+            "recipe": TRAINING_RECIPE,
         }
     )
     members: list = []
