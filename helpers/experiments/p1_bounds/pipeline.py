@@ -43,6 +43,10 @@ from helpers.seq2seq.vocab import WordVocab
 __all__ = ["PipelineConfig", "SetResult", "TaskResult", "run_task"]
 
 
+#: PipelineConfig fields added after caches existed; at their default (0 / False / None) they stay out of the key
+_ADDED_LATER = ("parser_unk_singletons", "parser_unk_signatures", "decode_tag_dictionary")
+
+
 @dataclass(frozen=True)
 class PipelineConfig:
     """Every knob of :func:`run_task` (defaults: the CPU ``default`` profile's scale).
@@ -51,8 +55,8 @@ class PipelineConfig:
     ``vocab_min_freq`` (rarer training words become ``<unk>``, so the parser learns an ``<unk>`` embedding, and the
     output layer over a large POS vocabulary shrinks),
     ``parser_steps``, ``parser_batch_size``, ``parser_lr``, ``parser_unk_singletons`` (share of once-seen training
-    words read as ``<unk>``), ``parser_unk_signatures`` (unknown words as shape/suffix classes, not one ``<unk>``); negatives: ``snapshot_every`` (K) and ``n_snapshots``
-    (5 in the paper), ``n_mine`` training inputs decoded by each snapshot (``None`` = the whole training set, as in
+    words read as ``<unk>``), ``parser_unk_signatures`` (unknown words as shape/suffix classes, not one ``<unk>``);
+    negatives: ``snapshot_every`` (K) and ``n_snapshots`` (5 in the paper), ``n_mine`` training inputs decoded by each snapshot (``None`` = the whole training set, as in
     the paper), ``negatives_per_example``, ``max_negative_ratio``; discriminators: ``disc_kind`` ("minilm" or
     "scratch"), ``n_members`` (5), ``disc_epochs``, ``disc_batch_size``, ``disc_lr``, ``disc_max_length``,
     ``disc_freeze_layers`` (MiniLM: frozen embeddings + lowest layers), ``disc_select_on_dev`` (keep each member's
@@ -93,12 +97,9 @@ class PipelineConfig:
         d["parser_config"] = _config(
             dict(self.parser_config) if isinstance(self.parser_config, tuple) else self.parser_config
         ).to_dict()
-        if not d["parser_unk_singletons"]:  # added later: at its default, keys (and caches) stay as they were
-            del d["parser_unk_singletons"]
-        if not d["parser_unk_signatures"]:  # likewise
-            del d["parser_unk_signatures"]
-        if d["decode_tag_dictionary"] is None:  # likewise
-            del d["decode_tag_dictionary"]
+        for name in _ADDED_LATER:  # off (at its default), a field added later leaves keys (and caches) as they were
+            if not d[name]:
+                del d[name]
         return d
 
 
