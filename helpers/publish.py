@@ -48,7 +48,8 @@ def publish(
         The README whose results section is re-rendered (None: leave it).
     keep_run_times : bool, default False
         Keep the published run times of the chosen notebooks (for a re-run that only redraws figures from cached
-        predictions: its seconds are not the notebook's cost from an empty cache).  A notebook with no published
+        predictions: its seconds are not the notebook's cost from an empty cache): their rows of ``run_times.csv``
+        and their published records in seconds (unit ``"s"``, e.g. ``wall_time_s``).  A notebook with no published
         time gets the run's.
 
     Returns
@@ -83,6 +84,10 @@ def publish(
     new = summary_table(frame[frame.notebook.isin(chosen)])
     old_csv = dest / "summary.csv"
     old = pd.read_csv(old_csv, keep_default_na=False, na_values=[""]) if old_csv.exists() else new.iloc[:0]
+    if keep_run_times:  # the run's own seconds (recorded with unit "s") are a cached re-run's, not the cost
+        kept = old[old.notebook.isin(chosen) & (old.unit == "s")]
+        timed = new.notebook.isin(set(kept.notebook)) & (new.unit == "s")
+        new = pd.concat([new[~timed], kept], ignore_index=True)
     merged = pd.concat([old[~old.notebook.isin(chosen)], new], ignore_index=True)
     merged = merged.sort_values("notebook", kind="stable")
     merged.to_csv(old_csv, index=False)

@@ -133,9 +133,16 @@ def test_publish_can_keep_the_published_run_times(nb_dir, tmp_path):
     pd.DataFrame(
         {"notebook": ["07_toy"], "status": ["ok"], "wall_s": [900.0], "finished_at": ["cold"], "load_avg": [1.0]}
     ).to_csv(dest / "run_times.csv", index=False)
+    cols = {"paper": [None, None], "source": ["", ""], "claim": ["", ""], "passed": ["", ""], "profile": ["default"] * 2,
+            "labels": ["", ""]}  # fmt: skip
+    pd.DataFrame(
+        {"notebook": ["07_toy"] * 2, "name": ["n_squared", "wall_time_s"], "value": [1.0, 900.0], "unit": ["", "s"], **cols}
+    ).to_csv(dest / "summary.csv", index=False)  # a published cold run: a metric and its wall time
     publish("default", only=["07"], destination=dest, readme=None, keep_run_times=True)
     kept = pd.read_csv(dest / "run_times.csv")
     assert kept.wall_s.tolist() == [900.0] and kept.finished_at.tolist() == ["cold"]
-    assert pd.read_csv(dest / "summary.csv").value.tolist() == [9.0]  # the records are still the run's
+    summary = pd.read_csv(dest / "summary.csv").set_index("name")
+    assert summary.loc["n_squared", "value"] == 9.0  # the records are the run's ...
+    assert summary.loc["wall_time_s", "value"] == 900.0  # ... but its seconds stay the published cold run's
     publish("default", only=["07"], destination=dest, readme=None)
     assert pd.read_csv(dest / "run_times.csv").finished_at.tolist() != ["cold"]
