@@ -41,6 +41,10 @@ def test_conformal_quantile_by_hand():
     assert conformal_quantile(r, 0.61) == 0.4  # k = ceil(3.05) = 4
     assert conformal_quantile(r, 0.9) == math.inf  # k = 5 > 4 sets
     assert conformal_quantile(np.arange(1, 10) / 10, 0.9) == 0.9  # 9 sets: k = ceil(9.0) = 9, no float slip
+    # the fewest calibration points (sets, or families as one point each) with a finite radius: 9 at 90 %, 19 at 95 %
+    for level, fewest in ((0.9, 9), (0.95, 19)):
+        assert conformal_quantile(np.ones(fewest - 1), level) == math.inf
+        assert conformal_quantile(np.ones(fewest), level) == 1.0
 
 
 def test_conformal_radius_and_scaled_intervals_by_hand():

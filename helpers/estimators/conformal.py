@@ -32,7 +32,10 @@ outvote one with 8.  ``groups=`` switches the quantile to **CDF pooling** (Dunn,
 "Distribution-free prediction sets for two-layer hierarchical models"): the radius is the smallest calibration
 score t with ``F̄(t) = (1/K) Σ_k (1/n_k) #{i in group k : r_i ≤ t} ≥ level``, every group weighing 1/K whatever its
 size.  Its coverage of a new group drawn like the K calibration groups holds only asymptotically in K (no
-finite-sample guarantee: with 3 families it is a heuristic, and notebook 06 reports what it achieves).
+finite-sample guarantee: with 3 families it is a heuristic, and notebook 06 reports what it achieves).  A
+finite-sample guarantee for a new group treats each group as one exchangeable point (Dunn et al.'s one set per
+group): split conformal over K groups, finite only when ``⌈(K + 1)·level⌉ ≤ K``, i.e. K ≥ 9 groups at 90 % and
+K ≥ 19 at 95 % (:func:`conformal_quantile` with m = K returns ``inf`` below that).
 """
 
 from __future__ import annotations
