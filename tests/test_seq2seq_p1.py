@@ -10,8 +10,16 @@ import torch
 from helpers.errors import InputValidationError
 from helpers.experiments.p1_bounds import PipelineConfig, Seq2SeqTask, render_scan_output, run_task
 from helpers.experiments.p1_bounds import pipeline as pipeline_mod
-from helpers.experiments.p1_bounds.analysis import estimates_table, recall_table, set_summary, subset_curve
+from helpers.experiments.p1_bounds.analysis import (
+    error_kind,
+    error_types,
+    estimates_table,
+    recall_table,
+    set_summary,
+    subset_curve,
+)
 from helpers.experiments.p1_bounds.pipeline import SetResult, TaskResult
+from helpers.metrics import roc_auc
 from helpers.seq2seq import (
     DiscriminatorData,
     ScratchPairCollator,
@@ -20,6 +28,7 @@ from helpers.seq2seq import (
     build_parser,
     collate_seq2seq,
     discriminator_dataset,
+    discriminator_margins,
     discriminator_votes,
     exact_match,
     make_discriminator,
@@ -217,6 +226,12 @@ def test_scratch_ensemble_learns_and_votes():
     votes = discriminator_votes(members, ins, outs, device="cpu")
     assert votes.shape == (80, 2) and set(np.unique(votes)) <= {0, 1}
     assert (votes == labels[:, None]).mean() > 0.9
+    margins = discriminator_margins(members, ins, outs, device="cpu")
+    assert margins.shape == (80, 2) and np.array_equal(votes, (margins > 0).astype(np.int8))
+    assert roc_auc(scores=margins[:, 0], labels=labels) > 0.9
+    assert discriminator_margins(members, [], [], device="cpu").shape == (0, 2)
+    with pytest.raises(InputValidationError, match="equal lengths"):
+        discriminator_margins(members, ins, outs[:-1], device="cpu")
     with pytest.raises(InputValidationError):
         train_discriminators(DiscriminatorData(["a"], ["a"], np.array([1])), kind="scratch", vocab=v)
 
@@ -292,6 +307,44 @@ def test_subset_curve():
     assert ((f["low"] <= f["mean"] + 1e-12) & (f["mean"] <= f["high"] + 1e-12)).all()
     with pytest.raises(InputValidationError):
         subset_curve(votes, gold, sizes=[101])
+
+
+def test_error_kind_hand_cases():
+    gold = "I_RUN I_RUN I_TURN_LEFT I_WALK"
+    assert error_kind("I_RUN I_RUN", gold, tagging=False) == "prefix"  # stops before the second conjunct
+    assert error_kind("I_RUN I_WALK", gold, tagging=False) == "shorter"
+    assert error_kind(gold + " I_WALK", gold, tagging=False) == "longer"
+    assert error_kind("I_RUN I_RUN I_TURN_RIGHT I_WALK", gold, tagging=False) == "same length"
+    assert error_kind("DET NOUN VERB", "DET NOUN NOUN", tagging=True) == "1 tag wrong"
+    assert error_kind("DET VERB VERB", "DET NOUN NOUN", tagging=True) == "2 tags wrong"
+    assert error_kind("ADP VERB VERB", "DET NOUN NOUN", tagging=True) == "3+ tags wrong"
+    assert error_kind("DET NOUN", "DET NOUN NOUN", tagging=True) == "wrong length"
+    with pytest.raises(InputValidationError, match="equals its gold"):
+        error_kind("a  b", "a b", tagging=False)
+
+
+def test_error_types_counts_negatives_and_final_errors():
+    neg = DiscriminatorData(["x y", "x y", "z"], ["jump", "jump jump jump", "walk"], np.array([0, 0, 1]))
+    train = [("x y", "I_JUMP I_JUMP"), ("z", "I_WALK")]
+
+    def mk(name, preds, golds):
+        correct = np.array([p == g for p, g in zip(preds, golds)])
+        n = len(preds)
+        return SetResult(name, "ID", ["x y"] * n, golds, preds, np.ones(n), correct, np.ones((n, 1), np.int8))
+
+    dev = mk("dev", ["I_JUMP", "I_JUMP I_JUMP", "I_WALK I_JUMP"], ["I_JUMP I_JUMP"] * 3)
+    test = mk("T", ["I_JUMP I_JUMP"], ["I_JUMP I_JUMP"])  # no errors: shares are NaN
+    r = TaskResult("scan", dev, {"T": test}, neg, neg, np.zeros((0, 1)))
+    t = error_types(r, train, tagging=False).set_index("source")
+    assert list(t.index) == ["snapshot negatives", "final: dev", "final: T"]
+    assert t.loc["snapshot negatives", "n_errors"] == 2
+    assert t.loc["snapshot negatives", "prefix"] == pytest.approx(0.5)  # "jump" vs rendered gold "jump jump"
+    assert t.loc["snapshot negatives", "longer"] == pytest.approx(0.5)
+    assert t.loc["final: dev", "n_errors"] == 2 and t.loc["final: dev", "prefix"] == pytest.approx(0.5)
+    assert t.loc["final: dev", "same length"] == pytest.approx(0.5)
+    assert t.loc["final: T", "n_errors"] == 0 and np.isnan(t.loc["final: T", "prefix"])
+    with pytest.raises(InputValidationError, match="no gold output"):
+        error_types(r, train[1:], tagging=False)
 
 
 # ------------------------------------------------------------------------- resume: never retrain a finished parser

@@ -36,6 +36,7 @@ __all__ = [
     "make_discriminator",
     "train_discriminators",
     "discriminator_votes",
+    "discriminator_margins",
     "DISCRIMINATOR_KINDS",
     "freeze_lower_layers",
     "balanced_accuracy",
@@ -365,7 +366,7 @@ def train_discriminators(
     return members
 
 
-def discriminator_votes(
+def discriminator_margins(
     members: Sequence[tuple[nn.Module, Callable]],
     inputs: Sequence[str],
     outputs: Sequence[str],
@@ -373,9 +374,9 @@ def discriminator_votes(
     batch_size: int = 64,
     device: str = "auto",
 ) -> np.ndarray:
-    """Vote matrix ``votes[i, k] = 1`` iff member ``k`` labels output ``i`` Correct, shape (n, K) int8.
+    """Margin matrix ``margins[i, k]`` = Correct-minus-Incorrect logit of member ``k`` on output ``i``, shape (n, K).
 
-    Also usable to score the discriminator's own dev set against its labels.
+    The score each member's checkpoint is selected on (its dev AUC); a member votes Correct where it is > 0.
     """
     if len(inputs) != len(outputs):
         raise InputValidationError(
@@ -383,7 +384,7 @@ def discriminator_votes(
         )
     pairs = [(a, b) for a, b in zip(inputs, outputs)]
     if not pairs:
-        return np.zeros((0, len(members)), dtype=np.int8)
+        return np.zeros((0, len(members)), dtype=np.float64)
     cols = []
     depths = {frozen_depth(m) for m, _ in members}
     states = None
@@ -396,5 +397,22 @@ def discriminator_votes(
                              device=device)
         else:
             logits = predict(model, pairs, batch_size=batch_size, collate_fn=collate, device=device)
-        cols.append(logits.argmax(axis=1) == 1)
-    return np.stack(cols, axis=1).astype(np.int8)
+        cols.append(logits[:, 1] - logits[:, 0])
+    return np.stack(cols, axis=1).astype(np.float64)
+
+
+def discriminator_votes(
+    members: Sequence[tuple[nn.Module, Callable]],
+    inputs: Sequence[str],
+    outputs: Sequence[str],
+    *,
+    batch_size: int = 64,
+    device: str = "auto",
+) -> np.ndarray:
+    """Vote matrix ``votes[i, k] = 1`` iff member ``k`` labels output ``i`` Correct (its margin
+    :func:`discriminator_margins` is > 0, i.e. the argmax of its two logits), shape (n, K) int8.
+
+    Also usable to score the discriminator's own dev set against its labels.
+    """
+    margins = discriminator_margins(members, inputs, outputs, batch_size=batch_size, device=device)
+    return (margins > 0).astype(np.int8)

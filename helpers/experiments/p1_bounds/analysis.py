@@ -16,6 +16,7 @@ import pandas as pd
 from helpers.errors import InputValidationError
 from helpers.estimators import get_estimator
 from helpers.estimators.bounds import bounds_table, maxprob_oracle_bounds
+from helpers.experiments.p1_bounds.tasks import discriminator_text
 from helpers.metrics import correct_recall, incorrect_recall, roc_auc
 from helpers.validation import check_binary
 
@@ -28,6 +29,8 @@ __all__ = [
     "plot_subset_curves",
     "tagging_table",
     "split_by_gold",
+    "error_kind",
+    "error_types",
 ]
 
 #: label -> (estimator name, parameters); the confidence baselines of paper 1, Sec. 4.2.
@@ -244,3 +247,64 @@ def split_by_gold(summary: pd.DataFrame, *, min_gold: float = 0.05) -> tuple[pd.
     labelled = summary[summary["gold"].notna()]
     keep = labelled["gold"] >= min_gold
     return labelled[keep], labelled[~keep]
+
+
+#: the kinds :func:`error_kind` tells apart, in table order
+SEQUENCE_ERRORS = ("prefix", "shorter", "longer", "same length")
+TAGGING_ERRORS = ("1 tag wrong", "2 tags wrong", "3+ tags wrong", "wrong length")
+
+
+def error_kind(prediction: str, gold: str, *, tagging: bool) -> str:
+    """What kind of wrong output ``prediction`` is, compared token by token with ``gold``.
+
+    Sequence tasks: ``"prefix"`` (a strict prefix of the gold: the output stops early), ``"shorter"`` (other
+    shorter outputs), ``"longer"``, ``"same length"``.  Tagging (``tagging=True``): ``"1 tag wrong"``,
+    ``"2 tags wrong"``, ``"3+ tags wrong"`` (Hamming distance) or ``"wrong length"``.  A prediction equal to the
+    gold (up to whitespace) is not an error and raises.
+    """
+    p, g = prediction.split(), gold.split()
+    if p == g:
+        raise InputValidationError(f"prediction {prediction!r} equals its gold: expected a wrong output")
+    if tagging:
+        if len(p) != len(g):
+            return "wrong length"
+        wrong = sum(a != b for a, b in zip(p, g))
+        return "1 tag wrong" if wrong == 1 else "2 tags wrong" if wrong == 2 else "3+ tags wrong"
+    if len(p) < len(g):
+        return "prefix" if g[: len(p)] == p else "shorter"
+    return "longer" if len(p) > len(g) else "same length"
+
+
+def error_types(result, train: Sequence[tuple[str, str]], *, tagging: bool) -> pd.DataFrame:
+    """Shares of error kinds (:func:`error_kind`) in the discriminators' training negatives and in the final
+    parser's wrong outputs on the dev set and every labelled test set.
+
+    The discriminators learn from wrong beam outputs of the parser's snapshots (paper 1, Sec. 3.1); the bounds
+    need them to recognise the *final* parser's errors.  When the two differ in kind, the members judge errors
+    they rarely saw.  One row per source (``"snapshot negatives"``, ``"final: <set>"``) with ``n_errors`` and one
+    share column per kind (each row sums to 1); ``train`` gives the gold output of every mined training input.
+    """
+    render = discriminator_text(result.task)
+    gold_of = {x: render(y) for x, y in train}
+    d = result.disc_train
+    missing = [x for x, y in zip(d.inputs, d.labels) if y == 0 and x not in gold_of]
+    if missing:
+        raise InputValidationError(
+            f"train: no gold output for {len(missing)} mined inputs, e.g. {missing[0]!r}"
+        )
+    sources = {
+        "snapshot negatives": [(o, gold_of[x]) for x, o, y in zip(d.inputs, d.outputs, d.labels) if y == 0]
+    }
+    for s in [result.dev, *result.sets.values()]:
+        if s.labelled:
+            wrong = ~s.correct.astype(bool)
+            sources[f"final: {s.name}"] = [
+                (render(p), render(g)) for p, g, w in zip(s.predictions, s.golds, wrong) if w
+            ]
+    kinds = TAGGING_ERRORS if tagging else SEQUENCE_ERRORS
+    rows = []
+    for source, pairs in sources.items():
+        found = [error_kind(p, g, tagging=tagging) for p, g in pairs]
+        shares = {k: (found.count(k) / len(found) if found else np.nan) for k in kinds}
+        rows.append({"task": result.task, "source": source, "n_errors": len(found), **shares})
+    return pd.DataFrame(rows)

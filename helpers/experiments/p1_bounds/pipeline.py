@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ import numpy as np
 
 from helpers.cache import cache_key, cached_arrays
 from helpers.errors import InputValidationError
-from helpers.experiments.p1_bounds.tasks import Seq2SeqTask, render_scan_output
+from helpers.experiments.p1_bounds.tasks import Seq2SeqTask, discriminator_text
 from helpers.metrics import roc_auc
 from helpers.paths import cache_dir
 from helpers.seq2seq.discriminators import SEP, TRAINING_RECIPE, discriminator_votes, train_discriminators
@@ -172,10 +171,6 @@ class TaskResult:
         }
 
 
-def _render(task: str) -> Callable[[str], str]:
-    return render_scan_output if task == "scan" else (lambda s: s)
-
-
 def _parser_cache(task: Seq2SeqTask, cfg: PipelineConfig) -> tuple[WordVocab, str, Path]:
     """The parser's vocabulary, its cache key (data, vocabulary, parser settings, snapshots, seed) and folder."""
     vocab = WordVocab.build([p[0] for p in task.train] + [p[1] for p in task.train], min_freq=cfg.vocab_min_freq,
@@ -257,7 +252,7 @@ def run_task(
     timings["decode"] = time.perf_counter() - t2
     t3 = time.perf_counter()
     votes_for, member_stats = _vote_function(task, cfg, pkey, disc_sets, device=device, progress=progress)
-    render = _render(task.name)
+    render = discriminator_text(task.name)
     disc_dev_votes = votes_for(disc_sets["dev"].inputs, disc_sets["dev"].outputs)
     results = {}
     for name, pairs in (("dev", task.dev), *task.test_sets.items()):
@@ -327,7 +322,7 @@ def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dic
 
         return decode
 
-    render = _render(task.name)
+    render = discriminator_text(task.name)
     disc_sets = {}
     for part, pairs in (("train", mine), ("dev", task.dev)):
         bkey = {

@@ -31,7 +31,7 @@ import dataclasses
 import gzip
 import math
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,7 +39,15 @@ import numpy as np
 
 from helpers.errors import InputValidationError
 
-__all__ = ["Seq2SeqTask", "load_task", "add_test_sets", "assign_test_files", "TASKS", "render_scan_output"]
+__all__ = [
+    "Seq2SeqTask",
+    "load_task",
+    "add_test_sets",
+    "assign_test_files",
+    "TASKS",
+    "render_scan_output",
+    "discriminator_text",
+]
 
 TASKS = ("scan", "cogs", "pos")
 
@@ -131,6 +139,16 @@ def render_scan_output(output: str) -> str:
     """SCAN actions as one lower-case word each (``I_TURN_LEFT`` -> ``left``), a lossless rewriting that keeps
     the discriminator's WordPiece input short (1 piece per action instead of ~5)."""
     return " ".join(_SCAN_SHORT.get(t, t.lower()) for t in output.split())
+
+
+def discriminator_text(task: str) -> Callable[[str], str]:
+    """How ``task``'s outputs are written for the discriminators: SCAN's actions as short words
+    (:func:`render_scan_output`), every other task's outputs unchanged."""
+    return render_scan_output if task == "scan" else _unchanged
+
+
+def _unchanged(output: str) -> str:
+    return output
 
 
 def _sample(pairs: Sequence, n: int | None, rng: np.random.Generator) -> Pairs:
