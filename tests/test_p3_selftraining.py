@@ -61,7 +61,7 @@ def test_evaluate_pair_end_to_end_and_cached(monkeypatch):
         raise AssertionError("retrained although cached")
 
     for name in ("train_pool", "train_dann", "self_training"):
-        monkeypatch.setattr(ex, name, boom)
+        monkeypatch.setattr(ex.runs, name, boom)  # where evaluate_pair looks them up
     again = evaluate_pair(pair, CFG)
     pd.testing.assert_frame_equal(res, again)
     with pytest.raises(InputValidationError):
@@ -118,7 +118,7 @@ def test_precompute_in_worker_processes_fills_the_cache(monkeypatch):
         raise AssertionError("retrained although the workers cached it")
 
     for name in ("train_pool", "train_dann", "self_training"):
-        monkeypatch.setattr(ex, name, boom)
+        monkeypatch.setattr(ex.runs, name, boom)  # where evaluate_pair looks them up
     for p in pairs:
         for arch in ("typical", "dann"):
             res = evaluate_pair(p, cfg, arch=arch)

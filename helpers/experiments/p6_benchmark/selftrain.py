@@ -82,7 +82,7 @@ def shifted_heldout(pair, spec: ShiftSpec) -> np.ndarray:
 def _meta_outputs(pair, cfg, f, partner, specs: Sequence[ShiftSpec]) -> dict[str, np.ndarray]:
     """Log-probabilities of ``f`` (``f/<set>``; ``f()`` returns ``[model]``, called on a cache miss only) and of the
     partner (``p/<set>``) on every meta set (cached)."""
-    from helpers.experiments.p3_selftraining import _probs
+    from helpers.experiments.p3_selftraining.runs import _probs
 
     key = {"source": pair.source_key, "heldout": cache_key(pair.x_heldout)[:16], "cfg": cfg.key(
         "typical_model", "model_kwargs", "f_epochs", "batch_size", "lr", "seed"),
@@ -137,7 +137,7 @@ def selftraining_grid(
         form each task's meta-set; empty: no meta-set
     """
     from helpers.errors import InputValidationError
-    from helpers.experiments.p3_selftraining import (
+    from helpers.experiments.p3_selftraining.runs import (
         _probs,
         _supervised_pool,
         pair_baselines,

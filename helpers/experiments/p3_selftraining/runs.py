@@ -1,0 +1,426 @@
+"""Paper 3's one-pair runs (notebook 03): the supervised pool, the baselines, Algorithm 1 (RI / RM ensembles),
+Proxy Risk, and the per-pair evaluation of every method.
+
+Every expensive step is cached: pre-trained models through ``fit``'s ``checkpoint_dir`` and all predictions /
+self-training rounds through :func:`helpers.cache.cached_arrays`, so re-running the notebook does not retrain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from torch import nn
+
+from helpers.cache import cached_arrays
+from helpers.errors import InputValidationError
+from helpers.estimators import average_confidence, softmax
+from helpers.experiments.p3_selftraining.pairs import DomainPair
+from helpers.metrics import error_detection_scores
+from helpers.models import build_model
+from helpers.paths import cache_dir
+from helpers.selftraining.algorithm import (
+    SelfTrainingResult,
+    self_training,
+    train_dann,
+    train_pool,
+)
+from helpers.selftraining.baselines import ProxyRisk, ThresholdErrorDetector, ensemble_average_confidence
+from helpers.selftraining.ensembles import RandomInitEnsemble, RepresentationMatchingEnsemble
+from helpers.selftraining.trust_score import TrustScore
+from helpers.training import predict
+
+__all__ = [
+    "RunConfig",
+    "pair_baselines",
+    "pair_self_training",
+    "pair_proxy_risk",
+    "evaluate_pair",
+    "precompute",
+    "METHODS",
+]
+
+NAMESPACE = "03_self_training"
+METHODS = ("Avg Conf", "Ens Avg Conf", "MSP", "Trust Score", "Proxy Risk", "Ours (RI)", "Ours (RM)")
+
+
+@dataclass
+class RunConfig:
+    """Training settings of one notebook run (paper values in brackets; see the notebook's profiles)."""
+
+    typical_model: str = "tfidf_mlp"  #: f's "typical DNN" [Amazon: 4-layer MLP, digits: CNN-BN]
+    dann_model: str = "dann_mlp"  #: the DANN-arch [appendix C.1.4]
+    model_kwargs: dict = field(default_factory=dict)
+    f_epochs: int = 10  #: supervised epochs of f, the Ens Avg Conf members and the T_RI members [50 / 20]
+    dann_epochs: int = 10  #: DANN pre-training epochs of h_0 (T_RM, Proxy Risk) [50 / 100]
+    batch_size: int = 64  #: [8 Amazon, 128 digits]
+    lr: float = 1e-3  #: Adam [1e-3]
+    ens_size: int = 10  #: Ens Avg Conf members [10]
+    rounds: int = 5  #: T [5]
+    num_models: int = 5  #: N [20 Amazon, 5 otherwise]
+    gamma: float = 0.1  #: γ [0.1]
+    proxy_epochs: int = 20  #: Proxy Risk disagreement-maximisation epochs [20]
+    proxy_lr: float = 1e-3  #: [1e-3 Amazon and digits]
+    proxy_lam: float = 50.0  #: λ [50]
+    proxy_alpha: float = 0.1  #: α in the constraint [0.1]
+    proxy_eps_factor: float = 1.1  #: ε = 1.1·ε₀
+    ts_alpha: float = 0.1  #: Trust Score density filter α (drop the 10 % least dense points per class)
+    ts_k: int = 10  #: Trust Score density neighbour k
+    seed: int = 0
+
+    def factory(self, arch: str, pair: DomainPair) -> Callable[[], nn.Module]:
+        name = {"typical": self.typical_model, "dann": self.dann_model}.get(arch)
+        if name is None:
+            raise InputValidationError(f"arch: expected 'typical' or 'dann', got {arch!r}")
+        kw = dict(self.model_kwargs.get(name, {}))
+        kw.setdefault("num_classes", pair.num_classes)
+        return partial(build_model, name, **kw)
+
+    def key(self, *fields: str) -> dict:
+        d = asdict(self)
+        return {k: d[k] for k in fields} if fields else d
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# runs (each cached)
+# --------------------------------------------------------------------------------------------------------------------
+def _ckpt(pair: DomainPair, *parts: Any) -> Any:
+    return cache_dir() / "checkpoints" / NAMESPACE / pair.kind / "-".join(str(p) for p in parts)
+
+
+def _probs(model: nn.Module, x: np.ndarray) -> np.ndarray:
+    return softmax(predict(model, x, batch_size=1024)).astype(np.float32)
+
+
+def _supervised_pool(pair: DomainPair, cfg: RunConfig, arch: str, seeds: Sequence[int]) -> list[nn.Module]:
+    """Models of architecture ``arch`` trained on D under ``seeds`` (f: [seed]; pools: seed+1, seed+2, …).
+
+    Pools are trained at once (vectorised, :func:`helpers.selftraining.algorithm.train_pool`) and checkpointed
+    together; a pool of seeds seed+1..seed+n is served from the trained pool seed+1..seed+max(n, ens_size[,
+    num_models for the DANN-arch pool, which T_RI shares]), since members are independent of each other.
+    """
+    seeds = [int(s) for s in seeds]
+    first = cfg.seed + 1
+    if len(seeds) > 1 and seeds == list(range(first, first + len(seeds))):
+        size = max(len(seeds), cfg.ens_size, cfg.num_models if arch == "dann" else 0)
+        pool_seeds = list(range(first, first + size))
+    else:
+        pool_seeds = seeds
+    tag = f"s{pool_seeds[0]}" if len(pool_seeds) == 1 else f"s{pool_seeds[0]}-{pool_seeds[-1]}"
+    pool = train_pool(
+        cfg.factory(arch, pair),
+        pair.x_train,
+        pair.y_train,
+        seeds=pool_seeds,
+        epochs=cfg.f_epochs,
+        batch_size=cfg.batch_size,
+        lr=cfg.lr,
+        checkpoint_dir=_ckpt(
+            pair, pair.source, pair.source_key, arch, f"e{cfg.f_epochs}", f"b{cfg.batch_size}", tag
+        ),
+    )
+    return [pool[pool_seeds.index(s)] for s in seeds]
+
+
+def _h0(pair: DomainPair, cfg: RunConfig) -> nn.Module:
+    return train_dann(
+        cfg.factory("dann", pair),
+        pair.x_train,
+        pair.y_train,
+        pair.x_target,
+        epochs=cfg.dann_epochs,
+        batch_size=cfg.batch_size,
+        lr=cfg.lr,
+        seed=cfg.seed,
+        checkpoint_dir=_ckpt(
+            pair, pair.name, pair.key, "h0", f"e{cfg.dann_epochs}", f"b{cfg.batch_size}", f"s{cfg.seed}"
+        ),
+    )
+
+
+def pair_baselines(pair: DomainPair, cfg: RunConfig, *, arch: str = "typical") -> dict[str, np.ndarray]:
+    """f's probabilities (target, held-out), Ens Avg Conf member probabilities and Trust Scores (cached)."""
+    key = {
+        "pair": pair.key,
+        "arch": arch,
+        "cfg": cfg.key(
+            "typical_model",
+            "dann_model",
+            "model_kwargs",
+            "f_epochs",
+            "batch_size",
+            "lr",
+            "ens_size",
+            "ts_alpha",
+            "ts_k",
+            "seed",
+        ),
+    }
+
+    def compute() -> dict[str, np.ndarray]:
+        f = _supervised_pool(pair, cfg, arch, [cfg.seed])[0]
+        ens = _supervised_pool(pair, cfg, arch, [cfg.seed + 1 + i for i in range(cfg.ens_size)])
+        f_train_logits = predict(f, pair.x_train, batch_size=1024)
+        ts = TrustScore(alpha=cfg.ts_alpha, k=cfg.ts_k).fit(
+            features=f_train_logits, labels=pair.y_train, num_classes=pair.num_classes
+        )
+        out = {
+            "f_target": _probs(f, pair.x_target),
+            "f_heldout": _probs(f, pair.x_heldout),
+            "ens_target": np.stack([_probs(m, pair.x_target) for m in ens]),
+        }
+        for part in ("target", "heldout"):
+            x = getattr(pair, f"x_{part}")
+            logits = predict(f, x, batch_size=1024)
+            out[f"ts_{part}"] = ts.score(features=logits, predictions=logits.argmax(1))
+        return out
+
+    return cached_arrays(NAMESPACE, key, compute)
+
+
+def pair_self_training(
+    pair: DomainPair,
+    cfg: RunConfig,
+    *,
+    method: str,
+    arch: str = "typical",
+    rounds: int | None = None,
+    num_models: int | None = None,
+    gamma: float | None = None,
+) -> SelfTrainingResult:
+    """Algorithm 1 with T_RI (``method="ri"``) or T_RM (``"rm"``) for f of architecture ``arch`` (cached)."""
+    if method not in ("ri", "rm"):
+        raise InputValidationError(f"method: expected 'ri' or 'rm', got {method!r}")
+    T = cfg.rounds if rounds is None else int(rounds)
+    N = cfg.num_models if num_models is None else int(num_models)
+    g = cfg.gamma if gamma is None else float(gamma)
+    f_pred = pair_baselines(pair, cfg, arch=arch)["f_target"].argmax(1)
+    key = {
+        "pair": pair.key,
+        "arch": arch,
+        "method": method,
+        "T": T,
+        "N": N,
+        "gamma": g,
+        "cfg": cfg.key(
+            "typical_model",
+            "dann_model",
+            "model_kwargs",
+            "f_epochs",
+            "dann_epochs",
+            "batch_size",
+            "lr",
+            "seed",
+        ),
+    }
+
+    def compute() -> dict[str, np.ndarray]:
+        common = dict(
+            model_factory=cfg.factory("dann", pair),
+            x_source=pair.x_train,
+            y_source=pair.y_train,
+            x_target=pair.x_target,
+            num_models=N,
+            gamma=g,
+            batch_size=cfg.batch_size,
+            lr=cfg.lr,
+            seed=cfg.seed,
+        )
+        if method == "ri":
+            # members: DANN-arch models trained on D, seeds seed+1..seed+N (the same pool as the DANN-arch
+            # Ens Avg Conf ensemble; f itself is seed+0)
+            members = _supervised_pool(pair, cfg, "dann", [cfg.seed + 1 + i for i in range(N)])
+            ens = RandomInitEnsemble(pretrained=members, pretrain_epochs=cfg.f_epochs, **common)
+        else:
+            ens = RepresentationMatchingEnsemble(
+                pretrained=_h0(pair, cfg), pretrain_epochs=cfg.dann_epochs, **common
+            )
+        return self_training(
+            predictions=f_pred, train_ensemble=ens, rounds=T, num_classes=pair.num_classes
+        ).to_arrays()
+
+    arrays = cached_arrays(NAMESPACE, key, compute)
+    return SelfTrainingResult.from_arrays(arrays, predictions=f_pred, num_classes=pair.num_classes)
+
+
+def pair_proxy_risk(pair: DomainPair, cfg: RunConfig, *, arch: str = "typical") -> dict[str, np.ndarray]:
+    """Proxy Risk's check-model predictions on U_X (cached); its h' is the T_RM h_0 of the same pair."""
+    f_probs = pair_baselines(pair, cfg, arch=arch)["f_target"]
+    key = {
+        "pair": pair.key,
+        "arch": arch,
+        "method": "proxy",
+        "cfg": cfg.key(
+            "typical_model",
+            "dann_model",
+            "model_kwargs",
+            "f_epochs",
+            "dann_epochs",
+            "batch_size",
+            "lr",
+            "proxy_epochs",
+            "proxy_lr",
+            "proxy_lam",
+            "proxy_alpha",
+            "proxy_eps_factor",
+            "seed",
+        ),
+    }
+
+    def compute() -> dict[str, np.ndarray]:
+        pr = ProxyRisk(
+            model_factory=cfg.factory("dann", pair),
+            initial_model=_h0(pair, cfg),
+            epochs=cfg.proxy_epochs,
+            lr=cfg.proxy_lr,
+            lam=cfg.proxy_lam,
+            alpha=cfg.proxy_alpha,
+            eps_factor=cfg.proxy_eps_factor,
+            batch_size=cfg.batch_size,
+            seed=cfg.seed,
+        ).fit(x=pair.x_train, y=pair.y_train, x_heldout=pair.x_heldout, y_heldout=pair.y_heldout)
+        est = pr.estimate(x=pair.x_target, probs=f_probs)
+        return {
+            "check_pred": pr.check_predictions_.astype(np.int64),
+            "chosen_epoch": np.array(est.details["chosen_epoch"]),
+        }
+
+    return cached_arrays(NAMESPACE, key, compute)
+
+
+def _train_shared_model(pair: DomainPair, cfg: RunConfig, what: str, arch: str) -> None:
+    """Stages 1-2 of :func:`precompute`: f, a pool of members (shared by the targets of a source) or h_0."""
+    import torch
+
+    torch.set_num_threads(1)
+    if what == "f":
+        _supervised_pool(pair, cfg, arch, [cfg.seed])
+    elif what == "pool":
+        # the size rule of _supervised_pool adds the T_RI members to the DANN-arch pool
+        _supervised_pool(pair, cfg, arch, [cfg.seed + 1 + i for i in range(cfg.ens_size)])
+    else:
+        _h0(pair, cfg)
+
+
+def _evaluate_quietly(pair: DomainPair, cfg: RunConfig, arch: str) -> None:
+    """Stage 3 of :func:`precompute`: every method on one (pair, f) job, results left in the cache."""
+    import torch
+
+    torch.set_num_threads(1)
+    evaluate_pair(pair, cfg, arch=arch)
+
+
+def precompute(
+    jobs: Sequence[tuple[DomainPair, RunConfig, str]], *, workers: int = 2, progress: bool = True
+) -> None:
+    """Fill the cache for ``(pair, cfg, arch)`` jobs in ``workers`` processes of one torch thread each.
+
+    The small models of paper 3 keep one core busy per training loop, so on a 2-core CPU two loops in two
+    processes finish in about half the time of one process with two threads.  Stage 1 trains what is shared by
+    every target of a source (f, the Ens Avg Conf pool, the T_RI pool), stage 2 the DANN h_0 of each pair (shared
+    by T_RM and Proxy Risk), stage 3 runs each (pair, f) job; all
+    write only to the cache (checkpoints and :func:`helpers.cache.cached_arrays`), so afterwards
+    :func:`evaluate_pair` in the calling process reads everything back, and an interrupted run keeps every job it
+    finished.  ``workers <= 1`` runs the same stages in this process.
+    """
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
+    from tqdm.auto import tqdm
+
+    shared, seen = [], set()
+    for pair, cfg, arch in jobs:
+        wanted = [
+            ("f", arch, pair.source_key),
+            ("pool", arch, pair.source_key),
+            ("pool", "dann", pair.source_key),
+        ]
+        wanted.append(("h0", "dann", pair.key))
+        for what, a, data_key in wanted:
+            key = (what, a, data_key, repr(cfg))
+            if key not in seen:  # each shared model is trained by exactly one worker
+                seen.add(key)
+                shared.append((what, (_train_shared_model, (pair, cfg, what, a))))
+    stage1 = [job for what, job in shared if what == "pool"] + [job for what, job in shared if what == "f"]
+    stage2 = [job for what, job in shared if what == "h0"]
+    stage3 = [(_evaluate_quietly, (pair, cfg, arch)) for pair, cfg, arch in jobs]
+    stages = (("source models", stage1), ("h0", stage2), ("pairs", stage3))
+    if workers <= 1:
+        for name, stage in stages:
+            for fn, args in tqdm(stage, desc=name, disable=not progress):
+                fn(*args)
+        return
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        for name, stage in stages:  # a stage starts when the one it depends on has finished
+            futures = [pool.submit(fn, *args) for fn, args in stage]
+            for fut in tqdm(as_completed(futures), total=len(futures), desc=name, disable=not progress):
+                fut.result()
+
+
+def evaluate_pair(
+    pair: DomainPair,
+    cfg: RunConfig,
+    *,
+    arch: str = "typical",
+    methods: Sequence[str] = METHODS,
+) -> pd.DataFrame:
+    """One row per method: estimated vs true target accuracy, absolute error and error-detection F1.
+
+    Accuracy estimators (Avg Conf, Ens Avg Conf) have no per-point flags (F1 = nan); error detectors (MSP, Trust
+    Score) report the accuracy implied by their flags too, but Table 1 of the paper only scores them by F1.
+    """
+    base = pair_baselines(pair, cfg, arch=arch)
+    f_pred = base["f_target"].argmax(1)
+    true_err = f_pred != pair.y_target
+    true_acc = 1.0 - float(true_err.mean())
+    held_correct = base["f_heldout"].argmax(1) == pair.y_heldout
+    rows = []
+
+    def add(method: str, estimate: float, flags: np.ndarray | None, **extra: Any) -> None:
+        f1 = (
+            error_detection_scores(predicted_error=flags, true_error=true_err)["f1"]
+            if flags is not None
+            else np.nan
+        )
+        rows.append(
+            {
+                "category": pair.kind,
+                "pair": pair.name,
+                "source": pair.source,
+                "target": pair.target,
+                "arch": arch,
+                "method": method,
+                "true_accuracy": true_acc,
+                "estimate": estimate,
+                "abs_error": abs(estimate - true_acc),
+                "f1": f1,
+                **extra,
+            }
+        )
+
+    for m in methods:
+        if m == "Avg Conf":
+            add(m, average_confidence(base["f_target"]), None)
+        elif m == "Ens Avg Conf":
+            add(m, ensemble_average_confidence(base["ens_target"]), None)
+        elif m in ("MSP", "Trust Score"):
+            tgt, held = (
+                (base["f_target"].max(1), base["f_heldout"].max(1))
+                if m == "MSP"
+                else (base["ts_target"], base["ts_heldout"])
+            )
+            flags = ThresholdErrorDetector(m).fit(scores=held, correct=held_correct).detect(scores=tgt)
+            add(m, 1.0 - float(flags.mean()), flags)
+        elif m == "Proxy Risk":
+            flags = pair_proxy_risk(pair, cfg, arch=arch)["check_pred"] != f_pred
+            add(m, 1.0 - float(flags.mean()), flags)
+        elif m in ("Ours (RI)", "Ours (RM)"):
+            res = pair_self_training(pair, cfg, method="ri" if "RI" in m else "rm", arch=arch)
+            add(m, res.estimated_accuracy, res.errors, estimate_round1=res.rounds[0].estimated_accuracy)
+        else:
+            raise InputValidationError(f"methods: unknown method {m!r}; expected some of {METHODS}")
+    return pd.DataFrame(rows)
