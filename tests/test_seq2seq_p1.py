@@ -448,6 +448,30 @@ def test_pipeline_resumes_without_retraining_or_redecoding(monkeypatch):
     assert again.sets["toy-OOD"].predictions == r.sets["toy-OOD"].predictions
 
 
+def test_negatives_from_the_last_snapshots_only(monkeypatch):
+    """``negative_snapshots = m`` mines the last m snapshots, reusing their cached beams; m = all equals None."""
+    task = Seq2SeqTask("toy", PAIRS, PAIRS[:6], {"toy-ID": PAIRS[:8]}, {"toy-ID": "ID"}, max_new_tokens=4)
+    base = dict(parser_config=tuple(TINY.items()), parser_steps=6, parser_batch_size=4, snapshot_every=2,
+                n_snapshots=3, n_mine=None, disc_kind="scratch", n_members=1, disc_epochs=1, disc_batch_size=8,
+                disc_lr=1e-3, beam_batch_size=16)  # fmt: skip
+    every = run_task(task, PipelineConfig(**base), device="cpu", progress=False)
+    assert every.info["snapshot_steps"] == [2, 4, 6]
+    assert "negative_snapshots" not in PipelineConfig(**base).key()  # off: keys (and caches) as before
+
+    def no_decoding(*_a, **_k):
+        raise AssertionError("the snapshots' beams were cached by the first run")
+
+    monkeypatch.setattr(pipeline_mod, "beam_search", no_decoding)
+    late = run_task(task, PipelineConfig(**base, negative_snapshots=2), device="cpu", progress=False)
+    assert late.info["snapshot_steps"] == [4, 6]
+    assert PipelineConfig(**base, negative_snapshots=2).key()["negative_snapshots"] == 2
+    same = run_task(task, PipelineConfig(**base, negative_snapshots=3), device="cpu", progress=False)
+    assert same.disc_train.items() == every.disc_train.items() and same.disc_dev.items() == every.disc_dev.items()
+    for bad in (0, 4):
+        with pytest.raises(InputValidationError, match="negative_snapshots: expected 1..3"):
+            run_task(task, PipelineConfig(**base, negative_snapshots=bad), device="cpu", progress=False)
+
+
 def _member_hashes() -> dict[str, str]:
     import hashlib
 

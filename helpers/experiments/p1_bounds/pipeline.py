@@ -43,7 +43,7 @@ __all__ = ["PipelineConfig", "SetResult", "TaskResult", "run_task"]
 
 
 #: PipelineConfig fields added after caches existed; at their default (0 / False / None) they stay out of the key
-_ADDED_LATER = ("parser_unk_singletons", "parser_unk_signatures", "decode_tag_dictionary")
+_ADDED_LATER = ("parser_unk_singletons", "parser_unk_signatures", "decode_tag_dictionary", "negative_snapshots")
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,9 @@ class PipelineConfig:
     ``parser_steps``, ``parser_batch_size``, ``parser_lr``, ``parser_unk_singletons`` (share of once-seen training
     words read as ``<unk>``), ``parser_unk_signatures`` (unknown words as shape/suffix classes, not one ``<unk>``);
     negatives: ``snapshot_every`` (K) and ``n_snapshots`` (5 in the paper), ``n_mine`` training inputs decoded by each snapshot (``None`` = the whole training set, as in
-    the paper), ``negatives_per_example``, ``max_negative_ratio``; discriminators: ``disc_kind`` ("minilm" or
+    the paper), ``negative_snapshots`` (mine only the last this-many of the snapshots; ``None``: all of them, as
+    the paper's "first 5 checkpoints" -- see :func:`_negative_sets`), ``negatives_per_example``,
+    ``max_negative_ratio``; discriminators: ``disc_kind`` ("minilm" or
     "scratch"), ``n_members`` (5), ``disc_epochs``, ``disc_batch_size``, ``disc_lr``, ``disc_max_length``,
     ``disc_freeze_layers`` (MiniLM: frozen embeddings + lowest layers), ``disc_select_on_dev`` (keep each member's
     weights with the best balanced accuracy on the discriminator dev set, evaluated ``disc_evals_per_epoch`` times
@@ -75,6 +77,7 @@ class PipelineConfig:
     snapshot_every: int = 100
     n_snapshots: int = 5
     n_mine: int | None = 600
+    negative_snapshots: int | None = None
     negatives_per_example: int = 1
     max_negative_ratio: float | None = 1.0
     disc_kind: str = "minilm"
@@ -304,7 +307,14 @@ def _tag_key(task, cfg) -> dict:
 
 def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dict, list]:
     """Discriminator train/dev sets: wrong beam outputs of the first ``n_snapshots`` parser snapshots on (a sample
-    of) the training set and on the dev set, cached per part; returns them and the snapshot steps used."""
+    of) the training set and on the dev set, cached per part; returns them and the snapshot steps used.
+
+    With ``cfg.negative_snapshots = m`` only the last m of those snapshots are mined.  The paper (App. B.1) mines
+    the first 5 checkpoints of a *pretrained* T5 being fine-tuned, whose errors already resemble the final
+    parser's; a parser trained from scratch errs differently early on (SCAN, notebook 01's default run: 77 % of
+    the step-400 snapshot's wrong beams are longer than the gold, 9 % of the final parser's errors are), and its
+    later snapshots are the ones that err like the final parser.
+    """
     rng = np.random.default_rng(cfg.seed)
     mine = (
         task.train
@@ -312,6 +322,12 @@ def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dic
         else [task.train[i] for i in np.sort(rng.choice(len(task.train), cfg.n_mine, replace=False))]
     )
     steps = sorted(snapshot_paths(ckdir))[: cfg.n_snapshots]
+    if cfg.negative_snapshots is not None:
+        if not 1 <= cfg.negative_snapshots <= len(steps):
+            raise InputValidationError(
+                f"negative_snapshots: expected 1..{len(steps)} (the snapshots kept), got {cfg.negative_snapshots}"
+            )
+        steps = steps[-cfg.negative_snapshots :]
     snap_model = build_parser(len(vocab), pconf, seed=cfg.seed)
 
     def _decoder(pairs):
