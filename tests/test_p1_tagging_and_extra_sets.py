@@ -35,6 +35,46 @@ def test_beam_search_emits_exactly_one_allowed_tag_per_word():
     assert free.beams != r.beams  # an untrained model does not emit aligned tag sequences on its own
 
 
+def test_fixed_length_beams_do_not_depend_on_early_stopping(monkeypatch):
+    """A tagger's beams all end at the same step, so the canonical search returns what an early-stopped one did:
+    the reason POS caches from before the search became canonical stay valid (pipeline ``_search_key``)."""
+    vocab = WordVocab.build(["a b c X Y Z"])
+    inputs = ["a b c", "a", "b c", "c c c c"]
+    kw = dict(
+        num_beams=3,
+        max_new_tokens=6,
+        device="cpu",
+        output_lengths=[3, 1, 2, 4],
+        allowed_tokens=["X", "Y", "Z"],
+    )
+    for seed in range(3):
+        model = build_parser(len(vocab), TINY, seed=seed)
+        canonical = beam_search(model, vocab, inputs, **kw)
+        generate = model.generate
+        monkeypatch.setattr(model, "generate", lambda g=generate, **a: g(**{**a, "early_stopping": True}))
+        early = beam_search(model, vocab, inputs, **kw)
+        monkeypatch.undo()
+        assert canonical.beams == early.beams
+        assert np.allclose(canonical.confidence, early.confidence)
+
+
+def test_beam_search_is_the_canonical_search(monkeypatch):
+    """``early_stopping=True`` with ``length_penalty=0`` returns beams that closed early (SCAN: dev exact match .30
+    instead of .63); the search must run until no open beam can beat the finished ones."""
+    vocab = WordVocab.build(["a b c"])
+    model = build_parser(len(vocab), TINY, seed=0)
+    seen = {}
+    generate = model.generate
+
+    def spy(**a):
+        seen.update(a)
+        return generate(**a)
+
+    monkeypatch.setattr(model, "generate", spy)
+    beam_search(model, vocab, ["a b"], num_beams=4, max_new_tokens=5, device="cpu")
+    assert seen["early_stopping"] == "never" and seen["length_penalty"] == 0.0 and seen["num_beams"] == 4
+
+
 def test_beam_search_constraint_bad_input():
     vocab = WordVocab.build(["a b X Y"])
     model = build_parser(len(vocab), TINY, seed=0)
@@ -66,7 +106,9 @@ def test_beam_search_keeps_every_word_to_its_dictionary_tags():
     with pytest.raises(InputValidationError, match="position_tokens"):
         beam_search(model, vocab, ["a b"], position_tokens=[[None, None]], device="cpu")  # no output_lengths
     with pytest.raises(InputValidationError, match="position_tokens"):
-        beam_search(model, vocab, ["a b"], output_lengths=[2], position_tokens=[[("NOPE",), None]], device="cpu")
+        beam_search(
+            model, vocab, ["a b"], output_lengths=[2], position_tokens=[[("NOPE",), None]], device="cpu"
+        )
 
 
 def test_output_constraint_masks_by_position_hand_made():
@@ -102,7 +144,9 @@ def test_task_decode_constraints_read_the_dictionary_from_training_pairs_only():
                        test_sets={"t": [("the runs", "PRON NOUN")]}, shift={"t": "ID"}, max_new_tokens=4,
                        tag_set=("DET", "NOUN", "PRON", "VERB"))  # fmt: skip
     kw = task.decode_constraints(["the cat runs"], dictionary_min_count=1)
-    assert kw["position_tokens"] == [[("DET",), None, ("VERB",)]]  # the test gold ("the" = PRON) is never read
+    assert kw["position_tokens"] == [
+        [("DET",), None, ("VERB",)]
+    ]  # the test gold ("the" = PRON) is never read
     assert "position_tokens" not in task.decode_constraints(["the"])
     assert "decode_tag_dictionary" not in PipelineConfig().key()  # off: cache keys as before
     assert PipelineConfig(decode_tag_dictionary=1).key()["decode_tag_dictionary"] == 1
@@ -345,7 +389,11 @@ def test_vocab_with_classes_encodes_unknown_words_by_class_and_round_trips():
     assert not plain.signatures and plain.encode("the cat") == [plain.stoi["the"], plain.unk_id, plain.eos_id]
     v = WordVocab.build(["the dog barks", "DET NOUN VERB"], unk_signatures=True)
     assert v.signatures and WordVocab(v.to_list()).signatures
-    assert v.encode("the jumping Cats", add_eos=False) == [v.stoi["the"], v.stoi["<unk:ing>"], v.stoi["<unk:Cs>"]]
+    assert v.encode("the jumping Cats", add_eos=False) == [
+        v.stoi["the"],
+        v.stoi["<unk:ing>"],
+        v.stoi["<unk:Cs>"],
+    ]
     assert v.encode("dog barks") == plain.encode("dog barks")  # known words keep their ids
     # a once-seen training word replaced with probability 1 becomes its class token, as an unseen test word will
     ds = Seq2SeqDataset([("the dog barks", "DET NOUN VERB"), ("the dog", "DET NOUN")], v, unk_singletons=1.0)

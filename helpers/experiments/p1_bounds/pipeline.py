@@ -305,6 +305,13 @@ def _tag_key(task, cfg) -> dict:
     return {"tags": list(task.tag_set), **({"dict": cfg.decode_tag_dictionary} if on else {})}
 
 
+def _search_key(task) -> dict:
+    """Cache-key part of the beam search: a free seq2seq task's beams changed when the search became canonical
+    (``early_stopping="never"``, see :func:`helpers.seq2seq.parser.beam_search`); a tagger's fixed-length beams
+    did not (every beam ends at the same step), so its keys, and caches, stay as they were."""
+    return {} if task.is_tagging else {"search": "canonical"}
+
+
 def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dict, list]:
     """Discriminator train/dev sets: wrong beam outputs of the first ``n_snapshots`` parser snapshots on (a sample
     of) the training set and on the dev set, cached per part; returns them and the snapshot steps used.
@@ -347,6 +354,7 @@ def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dic
             "beams": cfg.num_beams,
             "max_new": task.max_new_tokens,
             **_tag_key(task, cfg),
+            **_search_key(task),
         }
         nkey = {
             **bkey,
@@ -402,6 +410,7 @@ def _final_outputs(task, cfg, model, vocab, pkey, final_step, decode_kw) -> dict
             "max_new": budget,
             "final": True,
             **_tag_key(task, cfg),
+            **_search_key(task),
         }
 
         def compute(pairs=pairs, budget=budget):
