@@ -11,7 +11,8 @@ trained again, with the task's own settings, in two experiments:
 Each row gives the member's AUC on the discriminator dev set (snapshot negatives, its selection score), its
 Correct-vote rate there, and the AUC of its Correct-minus-Incorrect logit on the final parser's dev outputs
 (``final_dev``) and on every labelled test set, with the seconds it took and the 1-minute load average.  Writes
-``p1_discriminator_diagnostics.csv`` / ``.md`` to ``--out`` (default ``runs/benchmarks``).  About 15 minutes on
+``p1_discriminator_diagnostics.csv`` / ``.md`` to ``--out``; ``--set`` changes the task's pipeline settings (the
+negative-snapshot rule of the README compares ``{"negative_snapshots": null}`` with the default, ``--shares 1``) (default ``runs/benchmarks``).  About 15 minutes on
 2 CPU cores with a warm cache (SCAN and POS).
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import sys
 import time
@@ -80,14 +82,17 @@ def main() -> None:
     ap.add_argument("--tasks", nargs="+", default=["scan", "pos"])
     ap.add_argument("--shares", nargs="+", type=float, default=[0.25, 0.5, 1.0])
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
-    ap.add_argument("--epochs", type=int, default=6)
+    ap.add_argument("--epochs", type=int, default=6, help="the length experiment's epochs (0: skip it)")
+    ap.add_argument(
+        "--set", default="{}", help="PipelineConfig overrides as JSON, e.g. '{\"negative_snapshots\": null}'"
+    )
     ap.add_argument("--out", default="runs/benchmarks")
     args = ap.parse_args()
     torch.set_num_threads(2)
     params = notebook_parameters("default")
     rows = []
     for task in args.tasks:
-        cfg = pipeline_config(params, task)
+        cfg = dataclasses.replace(pipeline_config(params, task), **json.loads(args.set))
         result = run_task(task_data(params, task), cfg, progress=True)
         for share in args.shares:
             for seed in args.seeds:
@@ -95,6 +100,8 @@ def main() -> None:
                 rows.append({"task": task, "experiment": "data", "share": share,
                              **one_member(result, cfg, pairs, seed=cfg.seed + seed, epochs=cfg.disc_epochs)})  # fmt: skip
                 print(rows[-1], flush=True)
+        if not args.epochs:
+            continue
         longer = dataclasses.replace(cfg, disc_epochs=args.epochs)
         rows.append({"task": task, "experiment": "length", "share": 1.0,
                      **one_member(result, longer, result.disc_train, seed=cfg.seed, epochs=args.epochs)})  # fmt: skip
