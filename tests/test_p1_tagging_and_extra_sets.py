@@ -311,12 +311,17 @@ def test_vote_auc_column_hand_computed():
 
     votes = np.array([[1, 1], [1, 0], [0, 0], [1, 1]], dtype=np.int8)  # mean votes 1, .5, 0, 1
     correct = np.array([True, True, False, False])
-    s = SetResult("s", "ID", ["i"] * 4, ["g"] * 4, ["p"] * 4, np.full(4, 0.5), correct, votes)
+    preds = ["a", "a b b", "a b", "a b c"]  # lengths 1, 3, 2, 3
+    s = SetResult("s", "ID", ["i"] * 4, ["g"] * 4, preds, np.full(4, 0.5), correct, votes)
     empty = DiscriminatorData([], [], np.zeros(0, dtype=int))
     r = TaskResult("t", s, {"s": s}, empty, empty, np.zeros((0, 2)))
     # positive scores {1, .5} vs negative {0, 1}: pairs 1 + .5 + 1 + 0 = 2.5 of 4
     assert recall_table(r).loc[0, "Vote AUC"] == pytest.approx(0.625)
-    assert r.info_row()["vote_auc_final_dev"] == pytest.approx(0.625)
+    row = r.info_row()
+    assert row["vote_auc_final_dev"] == pytest.approx(0.625)
+    # length only (shorter = Correct): positives -1, -3 vs negatives -2, -3: pairs 1 + 1 + 0 + .5 = 2.5 of 4
+    assert row["length_auc_final_dev"] == pytest.approx(0.625)
+    assert np.isnan(row["length_auc_disc_dev"])  # no discriminator dev pairs: undefined, not 0.5
 
 
 def test_notebook_01_settings_are_shared_with_notebook_06():

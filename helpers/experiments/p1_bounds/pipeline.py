@@ -171,7 +171,20 @@ class TaskResult:
             # how well the members' votes separate the final parser's correct from wrong dev outputs (not the
             # snapshot negatives they were selected on)
             "vote_auc_final_dev": roc_auc(scores=self.dev.votes.mean(1), labels=self.dev.correct.astype(int)),
+            # the same separation by output length alone (shorter = Correct): what a member that learnt only
+            # length would reach, on the final dev outputs and on the discriminators' own dev set
+            "length_auc_final_dev": _length_auc(self.dev.predictions, self.dev.correct),
+            "length_auc_disc_dev": _length_auc(self.disc_dev.outputs, self.disc_dev.labels),
         }
+
+
+def _length_auc(outputs, labels) -> float:
+    """AUC of minus the output length (tokens) for separating correct (1) from wrong (0) outputs; NaN with one
+    class only."""
+    labels = np.asarray(labels).astype(int)
+    if len(labels) == 0 or labels.min() == labels.max():
+        return float("nan")
+    return roc_auc(scores=-np.array([len(o.split()) for o in outputs], dtype=float), labels=labels)
 
 
 def _parser_cache(task: Seq2SeqTask, cfg: PipelineConfig) -> tuple[WordVocab, str, Path]:
