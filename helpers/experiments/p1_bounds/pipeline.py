@@ -180,9 +180,9 @@ class TaskResult:
 
 def _length_auc(outputs, labels) -> float:
     """AUC of minus the output length (tokens) for separating correct (1) from wrong (0) outputs; NaN with one
-    class only."""
+    class only (as :func:`helpers.metrics.roc_auc`) or none."""
     labels = np.asarray(labels).astype(int)
-    if len(labels) == 0 or labels.min() == labels.max():
+    if len(labels) == 0:
         return float("nan")
     return roc_auc(scores=-np.array([len(o.split()) for o in outputs], dtype=float), labels=labels)
 
