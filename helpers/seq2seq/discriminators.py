@@ -271,7 +271,9 @@ def _save_member(model: nn.Module, done: Path, stats: dict) -> None:
 #: What :func:`train_discriminators` does beyond its arguments.  Callers put it in the cache key of trained members
 #: and their votes, so change it whenever the training procedure changes (a cache made by the old procedure must
 #: not be served under the new one).
-TRAINING_RECIPE = "dev-AUC selection, degenerate members retrained, length-bucketed batches"
+TRAINING_RECIPE = (
+    "dev-AUC selection, degenerate members retrained until one member exhausts its attempts, length-bucketed batches"
+)
 
 
 def train_discriminators(
@@ -296,6 +298,7 @@ def train_discriminators(
     max_attempts: int = 3,
     min_dev_auc: float = 0.6,
     vote_rate_range: tuple[float, float] = (0.05, 0.95),
+    keep_retrying: bool = False,
 ) -> list[tuple[nn.Module, Callable]]:
     """Train an ensemble of ``n_members`` discriminators differing only in their seed (paper 1, Sec. 4.2).
 
@@ -311,7 +314,10 @@ def train_discriminators(
     Correct-minus-Incorrect logit are kept (the paper selects checkpoints by dev AUC; first best wins ties).  A
     member whose selected weights are degenerate (:func:`member_is_degenerate`: dev AUC ≤ ``min_dev_auc`` or a
     Correct-vote rate outside ``vote_rate_range``) is retrained with the next seed, up to ``max_attempts``
-    attempts; if none passes, the attempt with the best dev AUC is kept and marked ``accepted = False``.
+    attempts; if none passes, the attempt with the best dev AUC is kept and marked ``accepted = False``.  Once a
+    member has exhausted its attempts that way, the later members get one attempt each (unless ``keep_retrying``):
+    when ``max_attempts`` seeds in a row all fail, the setup, not the seed, is the cause, and further retries only
+    cost time (notebook 01's SCAN members: 20 of 20 attempts rejected, dev AUC .56-.58, ~31 s each).
     ``model.dev_stats`` holds ``seed, attempts, dev_auc, dev_vote_rate, accepted`` of every member.
 
     Returns
@@ -328,10 +334,12 @@ def train_discriminators(
     members = []
     trunk: FrozenTrunk | None = None
     fit_kw = dict(epochs=epochs, max_steps=max_steps, batch_size=batch_size, lr=lr, weight_decay=weight_decay)
+    exhausted = False  # has an earlier member failed every one of its max_attempts attempts?
     for k in range(n_members):
         done = Path(checkpoint_root) / f"member{k}.pt" if checkpoint_root is not None else None
         tried = []
-        for attempt in range(max_attempts if dev is not None and len(dev) else 1):
+        attempts = max_attempts if dev is not None and len(dev) and (keep_retrying or not exhausted) else 1
+        for attempt in range(attempts):
             member_seed = seed + k + 1000 * attempt
             model, collate = make_discriminator(
                 kind, vocab=vocab, seed=member_seed, max_length=max_length, **(model_kwargs or {})
@@ -358,6 +366,7 @@ def train_discriminators(
         stats = {**stats, "attempts": max(t[2].get("attempts", 1) for t in tried)}
         model.dev_stats = stats
         model.dev_best = stats.get("dev_auc", float("nan"))
+        exhausted = exhausted or (not stats.get("accepted", True) and stats["attempts"] >= max_attempts > 1)
         if done is not None and not done.exists():
             _save_member(model, done, stats)
             for a in range(max_attempts):  # the full checkpoints (with Adam state) are no longer needed
