@@ -39,15 +39,17 @@ def this_run(namespace: Mapping[str, Any]) -> dict[str, Any]:
 
 def pipeline_config(params: Mapping[str, Any], task: str) -> PipelineConfig:
     """The :class:`PipelineConfig` of ``task``: every parameter named like a config field, then the task's entry of
-    ``task_overrides``.  Frozen MiniLM layers apply to MiniLM discriminators only."""
+    ``task_overrides``.  Frozen MiniLM layers apply to MiniLM discriminators only (also where a task's override
+    picks another kind)."""
     fields = {k: params[k] for k in _CONFIG_FIELDS if k in params}
-    if fields.get("disc_kind", "minilm") != "minilm":
-        fields["disc_freeze_layers"] = 0
     over = dict(params.get("task_overrides", {}).get(task, {}))
     unknown = sorted(set(over) - set(_CONFIG_FIELDS))
     if unknown:
         raise InputValidationError(f"task_overrides[{task!r}]: {unknown} are not PipelineConfig fields")
-    return PipelineConfig(**{**fields, **over})
+    fields.update(over)
+    if fields.get("disc_kind", "minilm") != "minilm":
+        fields["disc_freeze_layers"] = 0
+    return PipelineConfig(**fields)
 
 
 def task_data(params: Mapping[str, Any], task: str) -> Seq2SeqTask:
