@@ -403,3 +403,15 @@ def test_vocab_with_classes_encodes_unknown_words_by_class_and_round_trips():
     # a once-seen training word replaced with probability 1 becomes its class token, as an unseen test word will
     ds = Seq2SeqDataset([("the dog barks", "DET NOUN VERB"), ("the dog", "DET NOUN")], v, unk_singletons=1.0)
     assert ds[0][0] == v.encode("the dog <unk:s>")
+
+
+def test_a_task_override_may_pick_the_discriminator_kind_and_drops_minilm_freezing():
+    from helpers.experiments.p1_bounds.settings import pipeline_config
+
+    params = {"disc_kind": "minilm", "disc_freeze_layers": 4, "disc_lr": 2e-4,
+              "task_overrides": {"scan": {"disc_kind": "scratch", "disc_lr": 1e-3}}}  # fmt: skip
+    scan, pos = pipeline_config(params, "scan"), pipeline_config(params, "pos")
+    assert (scan.disc_kind, scan.disc_freeze_layers, scan.disc_lr) == ("scratch", 0, 1e-3)
+    assert (pos.disc_kind, pos.disc_freeze_layers, pos.disc_lr) == ("minilm", 4, 2e-4)
+    with pytest.raises(InputValidationError):
+        pipeline_config({**params, "task_overrides": {"scan": {"disc_kinds": "x"}}}, "scan")
