@@ -332,7 +332,10 @@ def test_notebook_01_settings_are_shared_with_notebook_06():
     assert cfg.parser_steps == params["task_overrides"].get("scan", {}).get(
         "parser_steps", params["parser_steps"]
     )
-    assert cfg.n_mine == params["n_mine"] and cfg.disc_epochs == params["disc_epochs"]
+    scan_over = params["task_overrides"].get("scan", {})
+    assert cfg.n_mine == params["n_mine"]
+    assert cfg.disc_epochs == scan_over.get("disc_epochs", params["disc_epochs"])
+    assert cfg.disc_kind == scan_over.get("disc_kind", params["disc_kind"])
     smoke = pipeline_config(notebook_parameters("smoke"), "scan")
     assert smoke.disc_kind == "scratch" and smoke.disc_freeze_layers == 0  # frozen layers are MiniLM-only
     assert (
