@@ -11,10 +11,11 @@ trained again, with the task's own settings, in two experiments:
 Each row gives the member's AUC on the discriminator dev set (snapshot negatives, its selection score), its
 Correct-vote rate there, and the AUC of its Correct-minus-Incorrect logit on the final parser's dev outputs
 (``final_dev``) and on every labelled test set, with the seconds it took and the 1-minute load average.  Writes
-``p1_discriminator_diagnostics.csv`` / ``.md`` to ``--out``; ``--set`` changes the task's pipeline settings (the
-negative-snapshot rule of the README compares ``{"negative_snapshots": null}`` with the default, ``--shares 1``), ``--member-set`` only the retrained members' (e.g. whole-model fine-tuning,
-``{"disc_freeze_layers": 0}``, on the cached pipeline) (default ``runs/benchmarks``).  About 15 minutes on
-2 CPU cores with a warm cache (SCAN and POS).
+``p1_discriminator_diagnostics.csv`` / ``.md`` to ``--out`` (default ``runs/benchmarks``).  ``--set`` changes the
+task's pipeline settings (the negative-snapshot rule of the README compares ``{"negative_snapshots": null}`` with
+the default, ``--shares 1``); ``--member-set`` changes only the retrained members' settings, on the cached pipeline
+(e.g. whole-model fine-tuning ``{"disc_freeze_layers": 0}``, or word-level members ``{"disc_kind": "scratch"}``).
+About 15 minutes on 2 CPU cores with a warm cache (SCAN and POS).
 """
 
 from __future__ import annotations

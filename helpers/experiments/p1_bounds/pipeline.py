@@ -61,7 +61,7 @@ class PipelineConfig:
     ``max_negative_ratio``; discriminators: ``disc_kind`` ("minilm" or
     "scratch"), ``n_members`` (5), ``disc_epochs``, ``disc_batch_size``, ``disc_lr``, ``disc_max_length``,
     ``disc_freeze_layers`` (MiniLM: frozen embeddings + lowest layers), ``disc_select_on_dev`` (keep each member's
-    weights with the best balanced accuracy on the discriminator dev set, evaluated ``disc_evals_per_epoch`` times
+    weights with the best AUC on the discriminator dev set, evaluated ``disc_evals_per_epoch`` times
     per epoch);
     decoding: ``num_beams`` (4), ``decode_tag_dictionary`` (tagging tasks: a word seen at least this many times in
     training may only get one of its training tags, :func:`helpers.seq2seq.tagging.tag_dictionary`; ``None``: off).
