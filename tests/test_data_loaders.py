@@ -135,6 +135,23 @@ def test_brown_and_universal():
 
 
 @needs_data
+def test_brown_to_universal_with_penn_conventions():
+    sent = [("his", "PP$"), ("whose", "WP$"), ("there", "EX"), ("all", "ABN"), ("oh", "UH"), ("Fulton", "NP-TL"),
+            ("His", "PP$-TL"), ("the", "AT")]  # fmt: skip
+    ptb = [t for _, t in hd.brown_to_universal([sent])[0]]
+    assert ptb == ["PRON", "PRON", "DET", "DET", "X", "NOUN", "PRON", "DET"]
+    native = [t for _, t in hd.brown_to_universal([sent], conventions="brown")[0]]
+    assert native == ["DET", "DET", "PRT", "PRT", "PRT", "NOUN", "DET", "DET"]  # the en-brown map as it is
+    assert native == [t for _, t in hd.to_universal([sent], source="en-brown")[0]]
+    # the two maps agree with en-ptb on the Penn counterparts where conventions="ptb" changes the class
+    ptb_map = hd.load("universal_tagset", source="en-ptb")
+    assert [ptb_map[t] for t in ("PRP$", "WP$", "EX", "PDT", "UH")] == ptb[:5]
+    assert hd.has_contraction([("I'm", "PPSS+BEM")]) and not hd.has_contraction(sent)
+    with pytest.raises(InputValidationError, match="conventions"):
+        hd.brown_to_universal([sent], conventions="penn")
+
+
+@needs_data
 def test_universal_maps():
     ptb = hd.load("universal_tagset", source="en-ptb")
     assert ptb["NN"] == "NOUN" and ptb["VBZ"] == "VERB" and ptb["."] == "."

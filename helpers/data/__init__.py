@@ -20,6 +20,8 @@ from helpers.data import pos, scan_grammar, seq2seq, text, vision  # noqa: F401 
 from helpers.data.files import require, sha256_file
 from helpers.data.manifest import DATASETS, FILES, DatasetEntry
 from helpers.data.pos import (
+    brown_to_universal,
+    has_contraction,
     load_brown,
     load_treebank,
     load_ud_ewt,
@@ -75,6 +77,8 @@ __all__ = [
     "load_brown",
     "load_universal_tagset",
     "to_universal",
+    "brown_to_universal",
+    "has_contraction",
     "load_ud_ewt",
     "load_imdb",
     "load_rt_polarity",

@@ -33,6 +33,9 @@ __all__ = [
     "load_brown",
     "load_universal_tagset",
     "to_universal",
+    "brown_to_universal",
+    "has_contraction",
+    "BROWN_PTB_CONVENTIONS",
     "load_ud_ewt",
     "read_conllu",
     "UNIVERSAL_TAGS",
@@ -220,6 +223,54 @@ def to_universal(
     """
     mapping = load_universal_tagset(source=source)
     return [[(w, mapping.get(t, unknown)) for w, t in sent] for sent in sentences]
+
+
+#: Brown tags whose ``en-brown`` universal class differs from the one ``en-ptb`` gives their Penn Treebank
+#: counterpart (Penn tag in the comment).  The Penn Treebank tags Brown with Penn tags (paper 1 evaluates PTB-3's
+#: Brown section), so a tagger trained on Penn-tagged data is judged by these classes there.
+BROWN_PTB_CONVENTIONS = {
+    "PP$": "PRON",  # his, my, their: PRP$ -> PRON (en-brown: DET)
+    "WP$": "PRON",  # whose: WP$ -> PRON (en-brown: DET)
+    "EX": "DET",  # existential there: EX -> DET (en-brown: PRT)
+    "ABN": "DET",  # all, half (pre-quantifiers): PDT / DT -> DET (en-brown: PRT)
+    "UH": "X",  # interjections: UH -> X (en-brown: PRT)
+}
+
+_BROWN_AFFIXES = ("-TL", "-HL", "-NC")  # title, headline, cited: the same word class
+
+
+def has_contraction(sentence: Sequence[tuple[str, str]]) -> bool:
+    """Whether a Brown-tagged sentence has a contracted token (a ``+`` tag such as ``PPSS+BEM`` for *I'm*), which the
+    Penn Treebank splits into two tokens, so that it has no single Penn-convention tag."""
+    return any("+" in t for _, t in sentence)
+
+
+def brown_to_universal(
+    sentences: Iterable[Sequence[tuple[str, str]]], *, conventions: str = "ptb"
+) -> list[TaggedSentence]:
+    """Map Brown-tagged sentences to the 12 universal tags.
+
+    Parameters
+    ----------
+    sentences : iterable of sequences of (word, Brown tag), as :func:`load_brown` returns with ``tagset="brown"``
+    conventions : {"ptb", "brown"}, keyword-only
+        ``"brown"``: the ``en-brown`` map as it is (NLTK's ``tagset="universal"``).  ``"ptb"``: the same map except
+        for :data:`BROWN_PTB_CONVENTIONS` (also under the ``-TL`` / ``-HL`` / ``-NC`` affixes, not under ``FW-``),
+        so that the classes agree with ``en-ptb`` on the Penn Treebank (e.g. *his* is PRON, as PRP$, not DET).
+    """
+    if conventions not in ("ptb", "brown"):
+        raise InputValidationError(f"conventions: expected 'ptb' or 'brown', got {conventions!r}")
+    mapping = load_universal_tagset(source="en-brown")
+
+    def one(tag: str) -> str:
+        core = tag
+        while core.endswith(_BROWN_AFFIXES):
+            core = core[:-3]
+        if conventions == "ptb" and core in BROWN_PTB_CONVENTIONS:
+            return BROWN_PTB_CONVENTIONS[core]
+        return mapping.get(tag, "X")
+
+    return [[(w, one(t)) for w, t in sent] for sent in sentences]
 
 
 def _maybe_universal(

@@ -217,11 +217,14 @@ def _tagged(sents, max_words) -> Pairs:
 
 
 def _pos(n_train, n_dev, n_test, rng, max_words, seed):
-    from helpers.data import load_brown, load_treebank, load_ud_ewt
+    from helpers.data import brown_to_universal, has_contraction, load_brown, load_treebank, load_ud_ewt
     from helpers.data.pos import to_universal
 
     def ewt(part: str) -> Pairs:  # Penn XPOS -> universal with the same en-ptb map as the WSJ sample
         return _tagged(to_universal(load_ud_ewt(part=part, tag="xpos"), source="en-ptb"), max_words)
+
+    def brown() -> list:  # Penn conventions, as the training tags (paper 1: PTB-3's Brown); no contracted tokens
+        return brown_to_universal([s for s in load_brown(tagset="brown") if not has_contraction(s)], conventions="ptb")
 
     wsj = _tagged(load_treebank(tagset="universal"), max_words)
     perm = rng.permutation(len(wsj))
@@ -231,7 +234,7 @@ def _pos(n_train, n_dev, n_test, rng, max_words, seed):
     train_part = [wsj[i] for i in perm[2 * n_hold :]]
     tests = {
         "POS-WSJ": _sample(test_part, n_test, _test_rng(seed, "POS-WSJ")),
-        "POS-Brown": _sample(_tagged(load_brown(tagset="universal"), max_words), n_test, _test_rng(seed, "POS-Brown")),
+        "POS-Brown": _sample(_tagged(brown(), max_words), n_test, _test_rng(seed, "POS-Brown")),
         "POS-EWT": _sample(ewt("test"), n_test, _test_rng(seed, "POS-EWT")),
     }
     shift = {"POS-WSJ": "ID", "POS-Brown": "OOD", "POS-EWT": "ID"}
