@@ -149,6 +149,11 @@ def test_brown_to_universal_with_penn_conventions():
     assert hd.has_contraction([("I'm", "PPSS+BEM")]) and not hd.has_contraction(sent)
     with pytest.raises(InputValidationError, match="conventions"):
         hd.brown_to_universal([sent], conventions="penn")
+    # "to": Penn tags it TO (PRT) everywhere; Brown and EWT's XPOS tag the preposition IN (ADP)
+    to = [("to", "IN"), ("To", "IN-HL"), ("to", "TO"), ("in", "IN")]
+    assert [t for _, t in hd.brown_to_universal([to])[0]] == ["PRT", "PRT", "PRT", "ADP"]
+    assert [t for _, t in hd.brown_to_universal([to], conventions="brown")[0]] == ["ADP", "ADP", "PRT", "ADP"]
+    assert hd.penn_to([[("To", "IN"), ("to", "TO"), ("into", "IN")]]) == [[("To", "TO"), ("to", "TO"), ("into", "IN")]]
 
 
 @needs_data

@@ -26,6 +26,7 @@ from helpers.data.pos import (
     load_treebank,
     load_ud_ewt,
     load_universal_tagset,
+    penn_to,
     read_conllu,
     to_universal,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "to_universal",
     "brown_to_universal",
     "has_contraction",
+    "penn_to",
     "load_ud_ewt",
     "load_imdb",
     "load_rt_polarity",

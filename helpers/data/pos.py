@@ -36,6 +36,7 @@ __all__ = [
     "brown_to_universal",
     "has_contraction",
     "BROWN_PTB_CONVENTIONS",
+    "penn_to",
     "load_ud_ewt",
     "read_conllu",
     "UNIVERSAL_TAGS",
@@ -239,6 +240,12 @@ BROWN_PTB_CONVENTIONS = {
 _BROWN_AFFIXES = ("-TL", "-HL", "-NC")  # title, headline, cited: the same word class
 
 
+def penn_to(sentences: Iterable[Sequence[tuple[str, str]]]) -> list[TaggedSentence]:
+    """Penn-tagged sentences with every *to* tagged ``TO``, as the Penn Treebank does (Santorini 1990: "to" is
+    always TO); UD English-EWT's XPOS column tags the preposition ``IN`` instead (-> ADP, not PRT)."""
+    return [[(w, "TO" if t == "IN" and w.lower() == "to" else t) for w, t in sent] for sent in sentences]
+
+
 def has_contraction(sentence: Sequence[tuple[str, str]]) -> bool:
     """Whether a Brown-tagged sentence has a contracted token (a ``+`` tag such as ``PPSS+BEM`` for *I'm*), which the
     Penn Treebank splits into two tokens, so that it has no single Penn-convention tag."""
@@ -256,21 +263,25 @@ def brown_to_universal(
     conventions : {"ptb", "brown"}, keyword-only
         ``"brown"``: the ``en-brown`` map as it is (NLTK's ``tagset="universal"``).  ``"ptb"``: the same map except
         for :data:`BROWN_PTB_CONVENTIONS` (also under the ``-TL`` / ``-HL`` / ``-NC`` affixes, not under ``FW-``),
-        so that the classes agree with ``en-ptb`` on the Penn Treebank (e.g. *his* is PRON, as PRP$, not DET).
+        so that the classes agree with ``en-ptb`` on the Penn Treebank (e.g. *his* is PRON, as PRP$, not DET), and
+        every *to* is PRT (Penn's TO, see :func:`penn_to`; Brown tags the preposition IN).
     """
     if conventions not in ("ptb", "brown"):
         raise InputValidationError(f"conventions: expected 'ptb' or 'brown', got {conventions!r}")
     mapping = load_universal_tagset(source="en-brown")
 
-    def one(tag: str) -> str:
+    def one(word: str, tag: str) -> str:
         core = tag
         while core.endswith(_BROWN_AFFIXES):
             core = core[:-3]
-        if conventions == "ptb" and core in BROWN_PTB_CONVENTIONS:
-            return BROWN_PTB_CONVENTIONS[core]
+        if conventions == "ptb":
+            if core in BROWN_PTB_CONVENTIONS:
+                return BROWN_PTB_CONVENTIONS[core]
+            if core == "IN" and word.lower() == "to":
+                return "PRT"
         return mapping.get(tag, "X")
 
-    return [[(w, one(t)) for w, t in sent] for sent in sentences]
+    return [[(w, one(w, t)) for w, t in sent] for sent in sentences]
 
 
 def _maybe_universal(

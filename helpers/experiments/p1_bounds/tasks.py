@@ -217,11 +217,18 @@ def _tagged(sents, max_words) -> Pairs:
 
 
 def _pos(n_train, n_dev, n_test, rng, max_words, seed):
-    from helpers.data import brown_to_universal, has_contraction, load_brown, load_treebank, load_ud_ewt
+    from helpers.data import (
+        brown_to_universal,
+        has_contraction,
+        load_brown,
+        load_treebank,
+        load_ud_ewt,
+        penn_to,
+    )
     from helpers.data.pos import to_universal
 
-    def ewt(part: str) -> Pairs:  # Penn XPOS -> universal with the same en-ptb map as the WSJ sample
-        return _tagged(to_universal(load_ud_ewt(part=part, tag="xpos"), source="en-ptb"), max_words)
+    def ewt(part: str) -> Pairs:  # Penn XPOS -> universal with the same en-ptb map as the WSJ sample ("to": TO)
+        return _tagged(to_universal(penn_to(load_ud_ewt(part=part, tag="xpos")), source="en-ptb"), max_words)
 
     def brown() -> list:  # Penn conventions, as the training tags (paper 1: PTB-3's Brown); no contracted tokens
         return brown_to_universal([s for s in load_brown(tagset="brown") if not has_contraction(s)], conventions="ptb")
