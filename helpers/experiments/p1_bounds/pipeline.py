@@ -43,7 +43,13 @@ __all__ = ["PipelineConfig", "SetResult", "TaskResult", "run_task"]
 
 
 #: PipelineConfig fields added after caches existed; at their default (0 / False / None) they stay out of the key
-_ADDED_LATER = ("parser_unk_singletons", "parser_unk_signatures", "decode_tag_dictionary", "negative_snapshots")
+_ADDED_LATER = (
+    "parser_unk_singletons",
+    "parser_unk_signatures",
+    "parser_schedule",
+    "decode_tag_dictionary",
+    "negative_snapshots",
+)
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,8 @@ class PipelineConfig:
     Parser: ``parser_config`` (preset name or dict, see :class:`helpers.seq2seq.parser.ParserConfig`),
     ``vocab_min_freq`` (rarer training words become ``<unk>``, so the parser learns an ``<unk>`` embedding, and the
     output layer over a large POS vocabulary shrinks),
-    ``parser_steps``, ``parser_batch_size``, ``parser_lr``, ``parser_unk_singletons`` (share of once-seen training
+    ``parser_steps``, ``parser_batch_size``, ``parser_lr``, ``parser_schedule`` (``None``: constant rate as paper 1
+    App. B.1; ``"linear"``: linear decay after a 5 % warm-up), ``parser_unk_singletons`` (share of once-seen training
     words read as ``<unk>``), ``parser_unk_signatures`` (unknown words as shape/suffix classes, not one ``<unk>``);
     negatives: ``snapshot_every`` (K) and ``n_snapshots`` (5 in the paper), ``n_mine`` training inputs decoded by each snapshot (``None`` = the whole training set, as in
     the paper), ``negative_snapshots`` (mine only the last this-many of the snapshots; ``None``: all of them, as
@@ -74,6 +81,7 @@ class PipelineConfig:
     parser_lr: float = 3e-3
     parser_unk_singletons: float = 0.0
     parser_unk_signatures: bool = False
+    parser_schedule: str | None = None
     snapshot_every: int = 100
     n_snapshots: int = 5
     n_mine: int | None = 600
@@ -246,6 +254,7 @@ def run_task(
         lr=cfg.parser_lr,
         seed=cfg.seed,
         unk_singletons=cfg.parser_unk_singletons,
+        schedule=cfg.parser_schedule,
         checkpoint_dir=ckdir,
         snapshot_every=cfg.snapshot_every,
         n_snapshots=cfg.n_snapshots,
