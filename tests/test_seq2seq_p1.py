@@ -569,3 +569,20 @@ def test_cogs_and_pos_tasks(name, monkeypatch):
         assert t.shift == {"COGS-test": "ID", "COGS-gen": "OOD", "SLOG-gen": "OOD"}
     with pytest.raises(InputValidationError):
         load_task("cfq")
+
+
+def test_train_parser_schedule_changes_training_and_bad_name_fails(tmp_path):
+    v = WordVocab.build([x for p in PAIRS for x in p])
+    kw = dict(max_steps=4, batch_size=4, lr=1e-2, device="cpu", progress=False)
+    const, linear = _tiny_parser(v), _tiny_parser(v)
+    train_parser(const, PAIRS, v, **kw)
+    train_parser(linear, PAIRS, v, schedule="linear", warmup=0.5, **kw)
+    same = [torch.equal(a, b) for a, b in zip(const.state_dict().values(), linear.state_dict().values())]
+    assert not all(same)  # the warm-up and decay change the steps taken
+    with pytest.raises(InputValidationError, match="scheduler"):
+        train_parser(_tiny_parser(v), PAIRS, v, schedule="exponential", **kw)
+
+
+def test_parser_schedule_enters_the_cache_key_only_when_set():
+    assert "parser_schedule" not in PipelineConfig().key()  # off: keys (and caches) as before
+    assert PipelineConfig(parser_schedule="linear").key()["parser_schedule"] == "linear"
