@@ -23,7 +23,7 @@ import numpy as np
 
 from helpers.paths import cache_dir
 
-__all__ = ["cache_key", "cached_arrays", "cache_path"]
+__all__ = ["cache_key", "cached_arrays", "cache_path", "source_fingerprint"]
 
 
 def _canonical(obj: Any) -> Any:
@@ -47,6 +47,34 @@ def cache_key(parts: Any) -> str:
     """sha256 hex digest of the canonical rendering of ``parts``."""
     text = json.dumps(_canonical(parts), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def source_fingerprint(*modules: str) -> str:
+    """sha256 hex digest of the source code of the named modules (a package: every ``.py`` file under it).
+
+    Put it in a cache key whose entry is computed by that code, so that an entry written by an earlier version of
+    the code is not read back after the code changed under unchanged parameters (a stale cache).
+
+    Raises
+    ------
+    InputValidationError
+        A name that is not an importable module with a source file.
+    """
+    import importlib.util
+
+    from helpers.errors import InputValidationError
+
+    digest = hashlib.sha256()
+    for name in modules:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+            raise InputValidationError(f"modules: {name!r} is not an importable module with a .py source file")
+        origin = Path(spec.origin)
+        files = sorted(origin.parent.rglob("*.py")) if origin.name == "__init__.py" else [origin]
+        for f in files:
+            digest.update(f"{name}:{f.relative_to(origin.parent).as_posix()}\n".encode())
+            digest.update(f.read_bytes())
+    return digest.hexdigest()
 
 
 def cache_path(namespace: str, parts: Any) -> Path:

@@ -7,6 +7,7 @@ self-training rounds through :func:`helpers.cache.cached_arrays`, so re-running 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -16,7 +17,7 @@ import numpy as np
 import pandas as pd
 from torch import nn
 
-from helpers.cache import cached_arrays
+from helpers.cache import cached_arrays, source_fingerprint
 from helpers.errors import InputValidationError
 from helpers.estimators import average_confidence, softmax
 from helpers.experiments.p3_selftraining.pairs import DomainPair
@@ -88,8 +89,16 @@ class RunConfig:
 # --------------------------------------------------------------------------------------------------------------------
 # runs (each cached)
 # --------------------------------------------------------------------------------------------------------------------
+@functools.cache
+def _code() -> str:
+    """Fingerprint of the training code behind every cached run here (self-training and the training loops): part
+    of each cache key and checkpoint folder, so that entries written by earlier code are never read back (notebook
+    06 had read such stale self-training ensembles under unchanged keys)."""
+    return source_fingerprint("helpers.selftraining", "helpers.training")[:16]
+
+
 def _ckpt(pair: DomainPair, *parts: Any) -> Any:
-    return cache_dir() / "checkpoints" / NAMESPACE / pair.kind / "-".join(str(p) for p in parts)
+    return cache_dir() / "checkpoints" / NAMESPACE / pair.kind / _code() / "-".join(str(p) for p in parts)
 
 
 def _probs(model: nn.Module, x: np.ndarray) -> np.ndarray:
@@ -145,6 +154,7 @@ def _h0(pair: DomainPair, cfg: RunConfig) -> nn.Module:
 def pair_baselines(pair: DomainPair, cfg: RunConfig, *, arch: str = "typical") -> dict[str, np.ndarray]:
     """f's probabilities (target, held-out), Ens Avg Conf member probabilities and Trust Scores (cached)."""
     key = {
+        "code": _code(),
         "pair": pair.key,
         "arch": arch,
         "cfg": cfg.key(
@@ -200,6 +210,7 @@ def pair_self_training(
     g = cfg.gamma if gamma is None else float(gamma)
     f_pred = pair_baselines(pair, cfg, arch=arch)["f_target"].argmax(1)
     key = {
+        "code": _code(),
         "pair": pair.key,
         "arch": arch,
         "method": method,
@@ -251,6 +262,7 @@ def pair_proxy_risk(pair: DomainPair, cfg: RunConfig, *, arch: str = "typical") 
     """Proxy Risk's check-model predictions on U_X (cached); its h' is the T_RM h_0 of the same pair."""
     f_probs = pair_baselines(pair, cfg, arch=arch)["f_target"]
     key = {
+        "code": _code(),
         "pair": pair.key,
         "arch": arch,
         "method": "proxy",

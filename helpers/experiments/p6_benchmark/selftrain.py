@@ -82,9 +82,9 @@ def shifted_heldout(pair, spec: ShiftSpec) -> np.ndarray:
 def _meta_outputs(pair, cfg, f, partner, specs: Sequence[ShiftSpec]) -> dict[str, np.ndarray]:
     """Log-probabilities of ``f`` (``f/<set>``; ``f()`` returns ``[model]``, called on a cache miss only) and of the
     partner (``p/<set>``) on every meta set (cached)."""
-    from helpers.experiments.p3_selftraining.runs import _probs
+    from helpers.experiments.p3_selftraining.runs import _code, _probs
 
-    key = {"source": pair.source_key, "heldout": cache_key(pair.x_heldout)[:16], "cfg": cfg.key(
+    key = {"code": _code(), "source": pair.source_key, "heldout": cache_key(pair.x_heldout)[:16], "cfg": cfg.key(
         "typical_model", "model_kwargs", "f_epochs", "batch_size", "lr", "seed"),
         "specs": [[s.name, [list(step) for step in s.steps], s.seed] for s in specs]}  # fmt: skip
 
