@@ -43,6 +43,18 @@ def exact(model, vocab, pairs, budget: int) -> tuple[float, float]:
     ), time.perf_counter() - t0
 
 
+def default_task(name: str) -> tuple:
+    """The ``default`` profile's task ``name``: its data, pipeline settings, parser vocabulary and a fixed probe of
+    300 of its own training pairs (seeded, so every parser benchmark probes the same pairs)."""
+    params = notebook_parameters("default")
+    task = task_data(params, name)
+    base = pipeline_config(params, name)
+    vocab = _parser_cache(task, base)[0]
+    rng = np.random.default_rng(0)
+    train_probe = [task.train[i] for i in rng.choice(len(task.train), 300, replace=False)]
+    return task, base, vocab, train_probe
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--task", default="scan")
@@ -50,12 +62,7 @@ def main() -> None:
     ap.add_argument("--out", default="runs/benchmarks")
     args = ap.parse_args()
     torch.set_num_threads(2)
-    params = notebook_parameters("default")
-    task = task_data(params, args.task)
-    base = pipeline_config(params, args.task)
-    vocab = _parser_cache(task, base)[0]
-    rng = np.random.default_rng(0)
-    train_probe = [task.train[i] for i in rng.choice(len(task.train), 300, replace=False)]
+    task, base, vocab, train_probe = default_task(args.task)
     rows = []
     for cand in args.candidates:
         preset, steps = cand.split(":")

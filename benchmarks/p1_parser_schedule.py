@@ -26,14 +26,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from helpers.experiments.p1_bounds.pipeline import _constraints, _parser_cache  # noqa: E402
-from helpers.experiments.p1_bounds.settings import notebook_parameters, pipeline_config, task_data  # noqa: E402
+from benchmarks.p1_parser_capacity import default_task  # noqa: E402
+from helpers.experiments.p1_bounds.pipeline import _constraints  # noqa: E402
 from helpers.seq2seq import beam_search, build_parser, exact_match, train_parser  # noqa: E402
 from helpers.tables import to_markdown  # noqa: E402
 
@@ -54,14 +53,9 @@ def main() -> None:
     ap.add_argument("--out", default="runs/benchmarks")
     args = ap.parse_args()
     torch.set_num_threads(2)
-    params = notebook_parameters("default")
-    task = task_data(params, args.task)
-    base = pipeline_config(params, args.task)
+    task, base, vocab, train_probe = default_task(args.task)
     lr = base.parser_lr
     cands = args.candidates or [f"constant:{lr:g}", f"linear:{lr:g}", f"linear:{3 * lr:g}"]
-    vocab = _parser_cache(task, base)[0]
-    rng = np.random.default_rng(0)
-    train_probe = [task.train[i] for i in rng.choice(len(task.train), 300, replace=False)]
     rows = []
     for cand in cands:
         schedule, cand_lr = cand.split(":")
