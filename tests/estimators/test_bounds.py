@@ -224,3 +224,42 @@ def test_maxprob_oracle_bad_inputs():
         b.maxprob_oracle_bounds(CONF, GOLD, votes=VOTES[:3])
     with pytest.raises(InputValidationError, match="gold: expected 4 values"):
         b.maxprob_oracle_bounds(CONF, GOLD[:3], votes=VOTES)
+
+
+# ------------------------------------------------------------------------------------ bracketed_gold_range
+def test_bracketed_gold_range_hand_computed():
+    # lower: false-Correct rate 1 - .9 = .1, false-Incorrect rate 1 - .8 = .2 -> g_min = .1 / (.1 + .2) = 1/3
+    # upper: 1 - .6 = .4 and 1 - .95 = .05 -> g_max = .4 / (.4 + .05) = 8/9
+    lo, hi = b.bracketed_gold_range(upper_cr=0.95, upper_ir=0.6, lower_cr=0.8, lower_ir=0.9)
+    assert lo == pytest.approx(1 / 3) and hi == pytest.approx(8 / 9)
+    # perfect sides put no limit; the hand-made 4 x 3 matrix above: upper CR 1, IR 1/2; lower CR 1/2, IR 1
+    assert b.bracketed_gold_range(upper_cr=1.0, upper_ir=0.5, lower_cr=0.5, lower_ir=1.0) == (0.0, 1.0)
+    assert b.bracketed_gold_range(upper_cr=1.0, upper_ir=1.0, lower_cr=1.0, lower_ir=1.0) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_bracketed_gold_range_agrees_with_the_bounds(seed):
+    """On random votes the identity holds exactly: lower <= gold iff gold >= g_min, upper >= gold iff gold <= g_max."""
+    rng = np.random.default_rng(seed)
+    gold = rng.random(60) < rng.uniform(0.1, 0.9)
+    gold[:2] = [True, False]
+    votes = (rng.random((60, 4)) < np.where(gold[:, None], 0.8, 0.3)).astype(int)
+    t = b.bounds_table(votes, gold).set_index("estimate")
+    lo, hi = b.bracketed_gold_range(
+        upper_cr=t.loc["upper", "correct_recall"], upper_ir=t.loc["upper", "incorrect_recall"],
+        lower_cr=t.loc["lower", "correct_recall"], lower_ir=t.loc["lower", "incorrect_recall"],
+    )
+    g = gold.mean()
+    assert (t.loc["lower", "accuracy"] <= g + 1e-12) == (g >= lo - 1e-12)
+    assert (t.loc["upper", "accuracy"] >= g - 1e-12) == (g <= hi + 1e-12)
+
+
+def test_bracketed_gold_range_nan_and_bad_input():
+    lo, hi = b.bracketed_gold_range(upper_cr=float("nan"), upper_ir=0.5, lower_cr=0.5, lower_ir=0.9)
+    assert math.isnan(hi) and lo == pytest.approx(0.1 / 0.6)
+    with pytest.raises(InputValidationError, match="fraction, not percent"):
+        b.bracketed_gold_range(upper_cr=97.0, upper_ir=0.5, lower_cr=0.5, lower_ir=0.9)
+    with pytest.raises(InputValidationError, match="lower_ir"):
+        b.bracketed_gold_range(upper_cr=0.9, upper_ir=0.5, lower_cr=0.5, lower_ir="0.9")
+    with pytest.raises(InputValidationError, match="upper_ir"):
+        b.bracketed_gold_range(upper_cr=0.9, upper_ir=True, lower_cr=0.5, lower_ir=0.9)

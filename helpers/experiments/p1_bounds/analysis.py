@@ -15,7 +15,7 @@ import pandas as pd
 
 from helpers.errors import InputValidationError
 from helpers.estimators import get_estimator
-from helpers.estimators.bounds import bounds_table, maxprob_oracle_bounds
+from helpers.estimators.bounds import bounds_table, bracketed_gold_range, maxprob_oracle_bounds
 from helpers.experiments.p1_bounds.tasks import discriminator_text
 from helpers.metrics import correct_recall, incorrect_recall, roc_auc
 from helpers.validation import check_binary
@@ -29,6 +29,8 @@ __all__ = [
     "plot_subset_curves",
     "tagging_table",
     "split_by_gold",
+    "PAPER_T5_RECALLS",
+    "bracketing_table",
     "error_kind",
     "error_types",
 ]
@@ -247,6 +249,70 @@ def split_by_gold(summary: pd.DataFrame, *, min_gold: float = 0.05) -> tuple[pd.
     labelled = summary[summary["gold"].notna()]
     keep = labelled["gold"] >= min_gold
     return labelled[keep], labelled[~keep]
+
+
+#: Paper 1's T5 discriminators, per set: gold accuracy (Tables 2-4) and Table 1's recalls (upper CR, upper IR,
+#: lower CR, lower IR; fractions).  Table 1's "Upper"/"Lower" columns are Ensemble_correct/Ensemble_incorrect (its
+#: caption swaps the names, see :mod:`helpers.estimators.bounds`).  On the seven semantic-parsing and POS sets the
+#: identity of :func:`~helpers.estimators.bounds.bracketed_gold_range` rebuilds the printed bounds within 0.002;
+#: on AMR and the two constituency-parsing sets it does not (their Table 4 bounds differ by up to 0.15).
+PAPER_T5_RECALLS: dict[str, tuple[float, float, float, float, float]] = {
+    "MCD1": (0.578, 0.992, 0.698, 0.929, 0.945),
+    "MCD2": (0.229, 0.834, 0.779, 0.717, 0.922),
+    "COGS": (0.914, 0.998, 0.894, 0.985, 0.969),
+    "TOP": (0.730, 0.922, 0.447, 0.825, 0.789),
+    "POS-Brown": (0.610, 0.940, 0.260, 0.522, 0.847),
+    "POS-COGS": (0.857, 0.999, 0.844, 0.987, 0.892),
+    "Syn-Brown": (0.338, 0.693, 0.739, 0.297, 0.960),
+    "AMR 2.0": (0.143, 0.709, 0.841, 0.291, 0.991),
+    "POS-WSJ": (0.653, 0.930, 0.265, 0.524, 0.848),
+    "Syn-WSJ": (0.376, 0.662, 0.731, 0.205, 0.970),
+}
+
+
+def bracketing_table(table1: pd.DataFrame, summary: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Which gold accuracies each set's bounds could bracket, given its recalls: ``[g_min, g_max]`` of
+    :func:`~helpers.estimators.bounds.bracketed_gold_range`, beside the gold accuracy and the bounds.
+
+    Parameters
+    ----------
+    table1 : DataFrame
+        :func:`recall_table` rows (``task``, ``set``, ``shift``, ``Upper CR``, ``Upper IR``, ``Lower CR``,
+        ``Lower IR``); ignored when ``summary`` is None.
+    summary : DataFrame, optional
+        :func:`set_summary` rows (gold, lower, upper per ``task``/``set``); without it the table holds the paper's
+        sets (:data:`PAPER_T5_RECALLS`) instead.
+
+    Returns
+    -------
+    DataFrame
+        ``source`` ("this run" or "paper 1, T5"), ``set``, ``shift``, ``gold``, ``lower``, ``upper`` (paper rows:
+        rebuilt from the recalls), ``g_min``, ``g_max`` (NaN where a recall is undefined: no correct or no wrong output), ``within``
+        (lower ≤ gold ≤ upper, which equals ``g_min ≤ gold ≤ g_max`` where those are defined) and ``gold_short_of_g_min`` (``max(0, g_min − gold)``: how much more accurate the
+        parser would have to be, at unchanged recalls, for the lower bound to hold).
+    """
+    rows = []
+    if summary is None:
+        for name, (gold, ucr, uir, lcr, lir) in PAPER_T5_RECALLS.items():
+            lo, hi = bracketed_gold_range(upper_cr=ucr, upper_ir=uir, lower_cr=lcr, lower_ir=lir)
+            rows.append({"source": "paper 1, T5", "set": name, "shift": "", "gold": gold,
+                         "lower": gold * lcr + (1 - gold) * (1 - lir), "upper": gold * ucr + (1 - gold) * (1 - uir),
+                         "g_min": lo, "g_max": hi})
+    else:
+        need = {"task", "set", "Upper CR", "Upper IR", "Lower CR", "Lower IR"}
+        if missing := need - set(table1.columns):
+            raise InputValidationError(f"table1: expected recall_table() columns, missing {sorted(missing)}")
+        bounds = summary.set_index(["task", "set"])
+        for _, r in table1.iterrows():
+            lo, hi = bracketed_gold_range(upper_cr=float(r["Upper CR"]), upper_ir=float(r["Upper IR"]),
+                                          lower_cr=float(r["Lower CR"]), lower_ir=float(r["Lower IR"]))
+            b = bounds.loc[(r["task"], r["set"])]
+            rows.append({"source": "this run", "set": r["set"], "shift": r["shift"], "gold": b["gold"],
+                         "lower": b["lower"], "upper": b["upper"], "g_min": lo, "g_max": hi})
+    out = pd.DataFrame(rows)
+    out["within"] = (out["lower"] <= out["gold"]) & (out["gold"] <= out["upper"])
+    out["gold_short_of_g_min"] = (out["g_min"] - out["gold"]).clip(lower=0)
+    return out
 
 
 #: the kinds :func:`error_kind` tells apart, in table order
