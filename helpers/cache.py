@@ -5,17 +5,20 @@
 ...                     lambda: {"logits": compute()})   # doctest: +SKIP
 
 The key is the sha256 of a canonical JSON rendering of the key parts (numpy arrays are hashed by their bytes,
-shape and dtype).  Files are written atomically (temporary file, then rename), so an interrupted run never
+shape and dtype).  Pass ``code=`` (module names) to key an entry also by the source of the code that computes it
+(:func:`code_version`), so that an edit of that code recomputes instead of reading back what the old code wrote.
+Files are written atomically (temporary file, then rename), so an interrupted run never
 leaves a half-written entry behind.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +26,7 @@ import numpy as np
 
 from helpers.paths import cache_dir
 
-__all__ = ["cache_key", "cached_arrays", "cache_path", "source_fingerprint"]
+__all__ = ["cache_key", "cached_arrays", "cache_path", "code_version", "source_fingerprint"]
 
 
 def _canonical(obj: Any) -> Any:
@@ -77,6 +80,20 @@ def source_fingerprint(*modules: str) -> str:
     return digest.hexdigest()
 
 
+@functools.cache
+def code_version(*modules: str) -> str:
+    """16-hex-digit :func:`source_fingerprint` of ``modules``, computed once per process.
+
+    Once per process on purpose: a running session computes with the code it imported, so its entries are keyed by
+    that code even if the files are edited while it runs.  Use it in cache keys and checkpoint folder names.
+    """
+    if not modules:
+        from helpers.errors import InputValidationError
+
+        raise InputValidationError("modules: expected at least one module name")
+    return source_fingerprint(*modules)[:16]
+
+
 def cache_path(namespace: str, parts: Any) -> Path:
     """Path of the cache entry for ``parts`` under ``<cache>/<namespace>/``."""
     return cache_dir() / namespace / f"{cache_key(parts)[:32]}.npz"
@@ -88,6 +105,7 @@ def cached_arrays(
     compute: Callable[[], Mapping[str, np.ndarray]],
     *,
     refresh: bool = False,
+    code: Sequence[str] = (),
 ) -> dict[str, np.ndarray]:
     """Return the arrays cached for ``parts``, computing and storing them on a miss.
 
@@ -101,7 +119,11 @@ def cached_arrays(
         Returns a mapping of array name to array; called only on a miss (or when ``refresh``).
     refresh : bool, keyword-only
         Recompute and overwrite even if an entry exists.
+    code : sequence of str, keyword-only
+        Modules (or packages) whose code computes the entry: their :func:`code_version` joins the key.
     """
+    if code:
+        parts = {"parts": parts, "code": code_version(*code)}
     path = cache_path(namespace, parts)
     if path.exists() and not refresh:
         with np.load(path, allow_pickle=False) as data:

@@ -73,3 +73,52 @@ def test_self_training_checkpoints_are_keyed_by_the_training_code(monkeypatch):
     assert runs._code() in path.parts  # a change of the training code moves every checkpoint
     monkeypatch.setattr(runs, "_code", lambda: "other-code")
     assert runs._ckpt(pair, "f", "s0") != path
+
+
+def test_cached_arrays_with_code_recomputes_after_an_edit(tmp_path, monkeypatch):
+    from helpers import cache
+    from helpers.errors import InputValidationError
+
+    (tmp_path / "fp_stage.py").write_text("V = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"x": np.arange(3)}
+
+    cached_arrays("staged", {"k": 1}, compute, code=("fp_stage",))
+    cached_arrays("staged", {"k": 1}, compute, code=("fp_stage",))
+    assert len(calls) == 1  # same code: read back
+    (tmp_path / "fp_stage.py").write_text("V = 2\n")
+    cached_arrays("staged", {"k": 1}, compute, code=("fp_stage",))
+    assert len(calls) == 1  # code_version is computed once per process (the code this process imported)
+    cache.code_version.cache_clear()  # a new process after the edit
+    cached_arrays("staged", {"k": 1}, compute, code=("fp_stage",))
+    assert len(calls) == 2
+    cached_arrays("staged", {"k": 1}, compute)  # without code= the key is the plain parts: another entry
+    assert len(calls) == 3
+    with pytest.raises(InputValidationError, match="at least one module"):
+        cache.code_version()
+
+
+def test_every_cached_stage_is_keyed_by_its_code(monkeypatch):
+    """The keys of notebook 01's parser and discriminators, 02's runs, 04's models, 05's checkpoints and 05's model
+    outputs change with the code that computes them."""
+    from helpers import cache
+    from helpers.experiments.p1_bounds import Seq2SeqTask
+    from helpers.experiments.p1_bounds import pipeline as p1
+    from helpers.experiments.p5_mde import setups
+
+    task = Seq2SeqTask("toy", train=[("a b", "A B")], dev=[("a", "A")], test_sets={}, shift={}, max_new_tokens=4)
+    before = p1._parser_cache(task, p1.PipelineConfig())[1:]
+    ck_before = setups._code()
+    real = cache.code_version
+
+    def edited(*modules):
+        return "edited-" + real(*modules)[:8]
+
+    monkeypatch.setattr(p1, "code_version", edited)
+    assert p1._parser_cache(task, p1.PipelineConfig())[1:] != before  # key and checkpoint folder move
+    monkeypatch.setattr(cache, "code_version", edited)
+    assert setups._code() != ck_before

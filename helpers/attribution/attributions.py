@@ -173,7 +173,8 @@ def attribute(
         return _compute(model, tok, encs, method=method, forward=forward, target=target, output=output,
                         options=options, device=device)  # fmt: skip
 
-    arrays = cached_arrays("attributions", key, compute, refresh=refresh) if cache else compute()
+    arrays = (cached_arrays("attributions", key, compute, refresh=refresh, code=("helpers.attribution", "helpers.models"))
+              if cache else compute())  # fmt: skip
     frame = pd.DataFrame(
         {
             "example": arrays["example"].astype(int),

@@ -239,6 +239,7 @@ def load_image_task(root: Path, *, seed: int = 0, **options: Any) -> ShiftTask:
         {"kind": "images", "sha256": digest, "seed": int(seed), "options": key_opts, "version": 1},
         compute,
         refresh=bool(opts["refresh"]),
+        code=("helpers.byod", "helpers.models", "helpers.training", "helpers.data"),
     )
     info = {
         "kind": "images",

@@ -228,6 +228,7 @@ def load_text_task(path: Path, *, seed: int = 0, **options: Any) -> ShiftTask:
         {"kind": "text", "sha256": digest, "seed": int(seed), "options": key_opts, "version": 1},
         compute,
         refresh=bool(opts["refresh"]),
+        code=("helpers.byod", "helpers.models", "helpers.training", "helpers.data"),
     )
     info = {
         "kind": "text",

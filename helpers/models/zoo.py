@@ -82,7 +82,8 @@ def minilm_embeddings(vocab) -> torch.Tensor:
         h.update(t.encode("utf-8", "replace"))
         h.update(b"\0")
     key = {"vocab": h.hexdigest()[:16]}
-    arr = cached_arrays("minilm_word_embeddings", key, lambda: {"e": minilm_word_embeddings(vocab).numpy()})["e"]
+    arr = cached_arrays("minilm_word_embeddings", key, lambda: {"e": minilm_word_embeddings(vocab).numpy()},
+                        code=("helpers.models.text", "helpers.models.minilm"))["e"]  # fmt: skip
     return torch.from_numpy(np.asarray(arr, dtype=np.float32))
 
 
@@ -183,7 +184,8 @@ def _train_minilm(
             "pooling": model.pooling,
             **(cache_key or {}),
         }
-        feats = cached_arrays(cache_namespace, parts, lambda: {"features": outputs(texts)["features"]})["features"]
+        feats = cached_arrays(cache_namespace, parts, lambda: {"features": outputs(texts)["features"]},
+                              code=("helpers.models",))["features"]  # fmt: skip
         fit_logistic_head(model.classifier, feats, labels)
     else:
         fit(

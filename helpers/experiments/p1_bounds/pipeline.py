@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from helpers.cache import cache_key, cached_arrays
+from helpers.cache import cache_key, cached_arrays, code_version
 from helpers.errors import InputValidationError
 from helpers.experiments.p1_bounds.tasks import Seq2SeqTask, discriminator_text
 from helpers.metrics import roc_auc
@@ -40,6 +40,12 @@ from helpers.seq2seq.parser import (
 from helpers.seq2seq.vocab import WordVocab
 
 __all__ = ["PipelineConfig", "SetResult", "TaskResult", "run_task"]
+
+#: the code behind each cached stage; its :func:`~helpers.cache.code_version` joins that stage's cache key (and so
+#: every later stage's), so an edit of the code retrains or re-decodes instead of reading old entries back
+PARSER_CODE = ("helpers.seq2seq.parser", "helpers.seq2seq.constraints", "helpers.seq2seq.vocab", "helpers.training")
+NEGATIVES_CODE = ("helpers.seq2seq.negatives", "helpers.seq2seq.tagging")
+DISCRIMINATOR_CODE = ("helpers.seq2seq.discriminators", "helpers.seq2seq.trunk", "helpers.models", "helpers.training")
 
 
 #: PipelineConfig fields added after caches existed; at their default (0 / False / None) they stay out of the key
@@ -207,6 +213,7 @@ def _parser_cache(task: Seq2SeqTask, cfg: PipelineConfig) -> tuple[WordVocab, st
             "K": cfg.snapshot_every,
             "S": cfg.n_snapshots,
             "seed": cfg.seed,
+            "code": code_version(*PARSER_CODE),
         }
     )
     return vocab, pkey, cache_dir() / "checkpoints" / f"p1_parser_{task.name}_{pkey[:16]}"
@@ -384,6 +391,7 @@ def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dic
             "per": cfg.negatives_per_example,
             "ratio": cfg.max_negative_ratio,
             "seed": cfg.seed,
+            "code": code_version(*NEGATIVES_CODE),
         }
 
         def compute(pairs=pairs, bkey=bkey):
@@ -457,6 +465,7 @@ def _vote_function(task, cfg, pkey, disc_sets, *, device, progress):
             "cfg": {k: v for k, v in cfg.key().items() if k.startswith(("disc", "n_members"))},
             "seed": cfg.seed,
             "recipe": TRAINING_RECIPE,
+            "code": code_version(*DISCRIMINATOR_CODE),
         }
     )
     members: list = []

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from torch import nn
 
-from helpers.cache import cached_arrays
+from helpers.cache import cached_arrays, code_version
 from helpers.errors import InputValidationError, UnknownNameError
 from helpers.estimators import softmax
 from helpers.paths import cache_dir
@@ -53,6 +53,9 @@ __all__ = [
     "suite_predictions",
     "predictions_frame",
 ]
+
+#: the code behind the cached models, logits and features (its :func:`~helpers.cache.code_version` joins their keys)
+MODEL_CODE = ("helpers.models", "helpers.training")
 
 SUITE: tuple[str, ...] = (
     "bow_sum",
@@ -320,7 +323,7 @@ def _features(model, texts, collate, key, split) -> tuple[np.ndarray, float]:
         )  # fmt: skip
         return {"features": feats, "seconds": np.array(secs)}
 
-    got = cached_arrays("features", {**key, "split": split}, compute)
+    got = cached_arrays("features", {**key, "split": split}, compute, code=MODEL_CODE)
     return got["features"], float(got["seconds"])
 
 
@@ -404,7 +407,8 @@ def suite_predictions(
         is_minilm = name.startswith("minilm")
         n_tr = min(cfg.n_train_minilm, len(data.train_text)) if is_minilm else len(data.train_text)
         settings = repr((sorted(asdict(recipe).items()), cfg.vocab_size if not is_minilm else None))
-        run_key = f"{name}-n{n_tr}-{data_key['train']}-s{cfg.seed}-{_digest([settings])}"
+        # the model and training code's version too, so an edit retrains (checkpoints and logits are keyed by it)
+        run_key = f"{name}-n{n_tr}-{data_key['train']}-s{cfg.seed}-{_digest([settings])}-{code_version(*MODEL_CODE)}"
 
         def compute(name=name, recipe=recipe, n_tr=n_tr, run_key=run_key):
             if name == "minilm_frozen":

@@ -7,7 +7,6 @@ self-training rounds through :func:`helpers.cache.cached_arrays`, so re-running 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -17,7 +16,7 @@ import numpy as np
 import pandas as pd
 from torch import nn
 
-from helpers.cache import cached_arrays, source_fingerprint
+from helpers.cache import cached_arrays, code_version
 from helpers.errors import InputValidationError
 from helpers.estimators import average_confidence, softmax
 from helpers.experiments.p3_selftraining.pairs import DomainPair
@@ -89,12 +88,11 @@ class RunConfig:
 # --------------------------------------------------------------------------------------------------------------------
 # runs (each cached)
 # --------------------------------------------------------------------------------------------------------------------
-@functools.cache
 def _code() -> str:
     """Fingerprint of the training code behind every cached run here (self-training and the training loops): part
     of each cache key and checkpoint folder, so that entries written by earlier code are never read back (notebook
     06 had read such stale self-training ensembles under unchanged keys)."""
-    return source_fingerprint("helpers.selftraining", "helpers.training")[:16]
+    return code_version("helpers.selftraining", "helpers.training", "helpers.models")
 
 
 def _ckpt(pair: DomainPair, *parts: Any) -> Any:

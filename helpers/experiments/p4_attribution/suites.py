@@ -23,7 +23,7 @@ from torch import nn
 from helpers.attribution.attributions import HFTokenizer, WordTokenizer, attribute, model_fingerprint
 from helpers.attribution.evaluation import BASELINES, baseline_scores, informative_pairs, ranking_table
 from helpers.attribution.factors import FACTORS, factor_matrix, factor_values
-from helpers.cache import cache_key, cached_arrays
+from helpers.cache import cache_key, cached_arrays, code_version
 from helpers.errors import InputValidationError, UnknownNameError
 from helpers.models.text import PAD, UNK, Vocab, tokenize
 from helpers.models.tiny_transformer import TinyTransformer
@@ -148,7 +148,7 @@ def train_classifier(
     """Train a word-level classifier on texts or pairs, checkpointed under ``cache/checkpoints/attribution-<hash>``.
 
     The hash covers everything the model depends on: the training inputs and labels, the vocabulary, the
-    architecture, epochs, learning rate, batch size and seed.  So an interrupted training resumes, and the same
+    architecture, epochs, learning rate, batch size, seed and the model and training code (:func:`~helpers.cache.code_version`).  So an interrupted training resumes, and the same
     model asked for twice (an inoculation mix that is also an architecture-suite member) is trained once.  MiniLM
     architectures fine-tune with their own ``lr`` and ``epochs`` (:data:`ARCHITECTURES`).
     """
@@ -159,7 +159,8 @@ def train_classifier(
     epochs = ARCHITECTURES[arch].get("epochs", epochs)
     key = cache_key(
         {"inputs": [x if isinstance(x, str) else list(x) for x in inputs], "labels": [int(y) for y in labels],
-         "vocab": list(vocab.itos), "arch": arch, "epochs": epochs, "lr": lr, "batch_size": batch_size, "seed": seed}
+         "vocab": list(vocab.itos), "arch": arch, "epochs": epochs, "lr": lr, "batch_size": batch_size, "seed": seed,
+         "code": code_version("helpers.models", "helpers.training")}
     )[:32]  # fmt: skip
     tok = model_tokenizer(model, vocab)
     encs = [tok.encode(x) for x in inputs]
@@ -210,7 +211,7 @@ def predict_probs(
         "inputs": [list(x) if not isinstance(x, str) else x for x in inputs],
         **({"tokenizer": tok.identity()} if isinstance(tok, HFTokenizer) else {}),
     }
-    return cached_arrays("attribution-probs", key, compute)["probs"]
+    return cached_arrays("attribution-probs", key, compute, code=("helpers.models",))["probs"]
 
 
 @dataclass

@@ -62,6 +62,10 @@ __all__ = [
     "metaset_frame",
 ]
 
+#: the code behind the cached model outputs: the models, their training and the data and shifts they read
+#: (its :func:`~helpers.cache.code_version` joins every ``05_mde`` key, so an edit recomputes the outputs)
+OUTPUTS_CODE = ("helpers.models", "helpers.training", "helpers.data")
+
 #: The one table of measures: the paper's display name (table columns) -> the estimator registered under that name
 #: in :mod:`helpers.estimators` (:func:`~helpers.estimators.get_estimator`) and what it reads.  ``"MDE"`` is the
 #: normalised MDE (``mde_normalized``) unless ``normalize_mde=False`` (then ``mde``); AvgEnergy and MDE take ``T``.
@@ -394,7 +398,7 @@ def collect_outputs(
 
         for name, fn in predictors.items():
             parts = {**dict(key), "predictor": name, "set": spec.name, **spec.key()}
-            out[name][spec.name] = cached_arrays("05_mde", parts, lambda fn=fn: dict(fn(data())))
+            out[name][spec.name] = cached_arrays("05_mde", parts, lambda fn=fn: dict(fn(data())), code=OUTPUTS_CODE)
     return out
 
 

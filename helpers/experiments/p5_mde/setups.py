@@ -189,6 +189,13 @@ def cifar_setup(p: Mapping[str, Any]) -> Setup:
     )  # fmt: skip
 
 
+def _code() -> str:
+    """Version of the model and training code, part of every checkpoint folder here (an edit retrains)."""
+    from helpers.cache import code_version
+
+    return code_version("helpers.models", "helpers.training")
+
+
 def _digit_cnns(prefix: str, x: np.ndarray, y: np.ndarray, *, n_train: int, epochs: int, seed: int) -> dict:
     """Two lazily trained 8x8 CNNs (seeds ``seed`` and ``seed + 1``), checkpointed under ``05_mde/<prefix>-...``."""
     from helpers.models import build_model
@@ -197,7 +204,7 @@ def _digit_cnns(prefix: str, x: np.ndarray, y: np.ndarray, *, n_train: int, epoc
 
     def make(s: int):
         m = build_model("cnn", seed=s)
-        ckpt = cache_dir() / "checkpoints" / f"05_mde/{prefix}-cnn-seed{s}-n{n_train}-e{epochs}-init"
+        ckpt = cache_dir() / "checkpoints" / f"05_mde/{prefix}-cnn-seed{s}-n{n_train}-e{epochs}-init-{_code()}"
         fit(m, (x, y), epochs=epochs, seed=s, lr=2e-3, checkpoint_dir=ckpt, progress=False)
         return m.eval()
 
@@ -311,7 +318,7 @@ def text_setup(p: Mapping[str, Any]) -> Setup:
     def trained(name: str):
         big = name.startswith("minilm")
         t_tr = tr.iloc[: p["text_minilm_n_train"] if big else p["text_n_train"]]
-        key = f"05_mde/imdb-{name}-seed{seed}-n{len(t_tr)}-e{epochs}-v{len(vocab)}-init"
+        key = f"05_mde/imdb-{name}-seed{seed}-n{len(t_tr)}-e{epochs}-v{len(vocab)}-init-{_code()}"
         ckpt = cache_dir() / "checkpoints" / (key + (f"-t{p['text_minilm_max_tokens']}" if big else ""))
         return train_text_classifier(
             name, t_tr.text, t_tr.label, vocab=vocab, epochs=epochs, seed=seed, checkpoint_dir=ckpt,
