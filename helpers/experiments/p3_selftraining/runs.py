@@ -90,8 +90,8 @@ class RunConfig:
 # --------------------------------------------------------------------------------------------------------------------
 def _code() -> str:
     """Fingerprint of the training code behind every cached run here (self-training and the training loops): part
-    of each cache key and checkpoint folder, so that entries written by earlier code are never read back (notebook
-    06 had read such stale self-training ensembles under unchanged keys)."""
+    of each cache key and checkpoint folder, so that entries written by earlier code are never read back under
+    unchanged parameters."""
     return code_version("helpers.selftraining", "helpers.training", "helpers.models")
 
 
