@@ -9,7 +9,7 @@ import numpy as np
 
 from helpers.errors import InputValidationError
 
-__all__ = ["bracketed_gold_range"]
+__all__ = ["accuracy_from_recalls", "bracketed_gold_range"]
 
 
 def bracketed_gold_range(
@@ -69,3 +69,9 @@ def bracketed_gold_range(
     g_min = _side(1.0 - lower_ir, 1.0 - lower_cr, 0.0)
     g_max = _side(1.0 - upper_ir, 1.0 - upper_cr, 1.0)
     return g_min, g_max
+
+
+def accuracy_from_recalls(gold: float, correct_recall: float, incorrect_recall: float) -> float:
+    """Eq. 1 split by gold correctness: the fraction labelled Correct, ``g · CR + (1 − g) · (1 − IR)``, for votes
+    with Correct-/Incorrect-Recall (Eq. 3) ``CR``/``IR`` on a set with gold accuracy ``g`` (all fractions)."""
+    return gold * correct_recall + (1.0 - gold) * (1.0 - incorrect_recall)

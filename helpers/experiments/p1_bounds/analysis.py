@@ -15,7 +15,8 @@ import pandas as pd
 
 from helpers.errors import InputValidationError
 from helpers.estimators import get_estimator
-from helpers.estimators.bounds import bounds_table, bracketed_gold_range, maxprob_oracle_bounds
+from helpers.estimators.bounds import bounds_table, maxprob_oracle_bounds
+from helpers.estimators.bracketing import accuracy_from_recalls, bracketed_gold_range
 from helpers.experiments.p1_bounds.tasks import discriminator_text
 from helpers.metrics import correct_recall, incorrect_recall, roc_auc
 from helpers.validation import check_binary
@@ -31,6 +32,7 @@ __all__ = [
     "split_by_gold",
     "PAPER_T5_RECALLS",
     "bracketing_table",
+    "paper_bracketing_table",
     "error_kind",
     "error_types",
 ]
@@ -270,49 +272,57 @@ PAPER_T5_RECALLS: dict[str, tuple[float, float, float, float, float]] = {
 }
 
 
-def bracketing_table(table1: pd.DataFrame, summary: pd.DataFrame | None = None) -> pd.DataFrame:
+def _with_verdicts(rows: list[dict]) -> pd.DataFrame:
+    out = pd.DataFrame(rows)
+    out["within"] = (out["lower"] <= out["gold"]) & (out["gold"] <= out["upper"])
+    out["gold_short_of_g_min"] = (out["g_min"] - out["gold"]).clip(lower=0)
+    return out
+
+
+def bracketing_table(table1: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     """Which gold accuracies each set's bounds could bracket, given its recalls: ``[g_min, g_max]`` of
-    :func:`~helpers.estimators.bounds.bracketed_gold_range`, beside the gold accuracy and the bounds.
+    :func:`~helpers.estimators.bracketing.bracketed_gold_range`, beside the gold accuracy and the bounds.
 
     Parameters
     ----------
     table1 : DataFrame
         :func:`recall_table` rows (``task``, ``set``, ``shift``, ``Upper CR``, ``Upper IR``, ``Lower CR``,
-        ``Lower IR``); ignored when ``summary`` is None.
-    summary : DataFrame, optional
-        :func:`set_summary` rows (gold, lower, upper per ``task``/``set``); without it the table holds the paper's
-        sets (:data:`PAPER_T5_RECALLS`) instead.
+        ``Lower IR``).
+    summary : DataFrame
+        :func:`set_summary` rows (gold, lower, upper per ``task``/``set``).
 
     Returns
     -------
     DataFrame
-        ``source`` ("this run" or "paper 1, T5"), ``set``, ``shift``, ``gold``, ``lower``, ``upper`` (paper rows:
-        rebuilt from the recalls), ``g_min``, ``g_max`` (NaN where a recall is undefined: no correct or no wrong output), ``within``
-        (lower ≤ gold ≤ upper, which equals ``g_min ≤ gold ≤ g_max`` where those are defined) and ``gold_short_of_g_min`` (``max(0, g_min − gold)``: how much more accurate the
-        parser would have to be, at unchanged recalls, for the lower bound to hold).
+        ``source`` ("this run"), ``set``, ``shift``, ``gold``, ``lower``, ``upper``, ``g_min``, ``g_max`` (NaN
+        where a recall is undefined: no correct or no wrong output), ``within`` (lower ≤ gold ≤ upper, which equals
+        ``g_min ≤ gold ≤ g_max`` where those are defined) and ``gold_short_of_g_min`` (``max(0, g_min − gold)``:
+        how much more accurate the parser would have to be, at unchanged recalls, for the lower bound to hold).
     """
+    need = {"task", "set", "Upper CR", "Upper IR", "Lower CR", "Lower IR"}
+    if missing := need - set(table1.columns):
+        raise InputValidationError(f"table1: expected recall_table() columns, missing {sorted(missing)}")
+    bounds = summary.set_index(["task", "set"])
     rows = []
-    if summary is None:
-        for name, (gold, ucr, uir, lcr, lir) in PAPER_T5_RECALLS.items():
-            lo, hi = bracketed_gold_range(upper_cr=ucr, upper_ir=uir, lower_cr=lcr, lower_ir=lir)
-            rows.append({"source": "paper 1, T5", "set": name, "shift": "", "gold": gold,
-                         "lower": gold * lcr + (1 - gold) * (1 - lir), "upper": gold * ucr + (1 - gold) * (1 - uir),
-                         "g_min": lo, "g_max": hi})
-    else:
-        need = {"task", "set", "Upper CR", "Upper IR", "Lower CR", "Lower IR"}
-        if missing := need - set(table1.columns):
-            raise InputValidationError(f"table1: expected recall_table() columns, missing {sorted(missing)}")
-        bounds = summary.set_index(["task", "set"])
-        for _, r in table1.iterrows():
-            lo, hi = bracketed_gold_range(upper_cr=float(r["Upper CR"]), upper_ir=float(r["Upper IR"]),
-                                          lower_cr=float(r["Lower CR"]), lower_ir=float(r["Lower IR"]))
-            b = bounds.loc[(r["task"], r["set"])]
-            rows.append({"source": "this run", "set": r["set"], "shift": r["shift"], "gold": b["gold"],
-                         "lower": b["lower"], "upper": b["upper"], "g_min": lo, "g_max": hi})
-    out = pd.DataFrame(rows)
-    out["within"] = (out["lower"] <= out["gold"]) & (out["gold"] <= out["upper"])
-    out["gold_short_of_g_min"] = (out["g_min"] - out["gold"]).clip(lower=0)
-    return out
+    for _, r in table1.iterrows():
+        lo, hi = bracketed_gold_range(upper_cr=float(r["Upper CR"]), upper_ir=float(r["Upper IR"]),
+                                      lower_cr=float(r["Lower CR"]), lower_ir=float(r["Lower IR"]))  # fmt: skip
+        b = bounds.loc[(r["task"], r["set"])]
+        rows.append({"source": "this run", "set": r["set"], "shift": r["shift"], "gold": b["gold"],
+                     "lower": b["lower"], "upper": b["upper"], "g_min": lo, "g_max": hi})  # fmt: skip
+    return _with_verdicts(rows)
+
+
+def paper_bracketing_table() -> pd.DataFrame:
+    """:func:`bracketing_table` for the paper's T5 sets (:data:`PAPER_T5_RECALLS`), ``source`` "paper 1, T5"; the
+    bounds are rebuilt from the recalls and gold by :func:`~helpers.estimators.bracketing.accuracy_from_recalls`."""
+    rows = []
+    for name, (gold, ucr, uir, lcr, lir) in PAPER_T5_RECALLS.items():
+        lo, hi = bracketed_gold_range(upper_cr=ucr, upper_ir=uir, lower_cr=lcr, lower_ir=lir)
+        rows.append({"source": "paper 1, T5", "set": name, "shift": "", "gold": gold,
+                     "lower": accuracy_from_recalls(gold, lcr, lir), "upper": accuracy_from_recalls(gold, ucr, uir),
+                     "g_min": lo, "g_max": hi})  # fmt: skip
+    return _with_verdicts(rows)
 
 
 #: the kinds :func:`error_kind` tells apart, in table order
