@@ -472,6 +472,15 @@ def test_negatives_from_the_last_snapshots_only(monkeypatch):
             run_task(task, PipelineConfig(**base, negative_snapshots=bad), device="cpu", progress=False)
 
 
+def test_negatives_need_the_parsers_snapshots(tmp_path):
+    """Mining without the parser's snapshots is an error naming the folder, not a training set with 0 negatives."""
+    task = Seq2SeqTask("toy", PAIRS, PAIRS[:6], {"toy-ID": PAIRS[:8]}, {"toy-ID": "ID"}, max_new_tokens=4)
+    cfg = PipelineConfig(parser_config=tuple(TINY.items()), parser_steps=6, snapshot_every=2, n_snapshots=3)
+    vocab = WordVocab.build([p[0] for p in PAIRS] + [p[1] for p in PAIRS])
+    with pytest.raises(InputValidationError, match="parser snapshots: expected 3 .* found 0"):
+        pipeline_mod._negative_sets(task, cfg, vocab, "key", tmp_path, dict(TINY), {})
+
+
 def _member_hashes() -> dict[str, str]:
     import hashlib
 

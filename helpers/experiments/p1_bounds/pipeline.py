@@ -358,6 +358,11 @@ def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dic
         else [task.train[i] for i in np.sort(rng.choice(len(task.train), cfg.n_mine, replace=False))]
     )
     steps = sorted(snapshot_paths(ckdir))[: cfg.n_snapshots]
+    if len(steps) < cfg.n_snapshots:  # no snapshot, no negative: fail here, not as "0 negatives" in training
+        raise InputValidationError(
+            f"parser snapshots: expected {cfg.n_snapshots} in {ckdir / 'snapshots'}, found {len(steps)}; train the "
+            "parser first (run_task does), or delete the folder to retrain"
+        )
     if cfg.negative_snapshots is not None:
         if not 1 <= cfg.negative_snapshots <= len(steps):
             raise InputValidationError(
