@@ -338,3 +338,27 @@ def test_notebook_06_claims_and_lines_from_a_cross_family_result():
     assert 0 <= claims["lofo_conformal_min_coverage"]["value"] <= 1
     lines = beyond_lines(res, rows)
     assert lines[0].startswith("- Leave one family out: stacked_auto MAE")
+
+
+def test_notebook_06_coverage_check_counts_match_the_coverage_table():
+    from helpers.benchmark.coverage_check import calibrated_pass_probability
+    from helpers.experiments.p6_benchmark.beyond import beyond_lines, coverage_check
+
+    rows = _rows()
+    res = leave_one_family_out(rows, reference_accuracy={t: 0.9 for t in rows.task.unique()})
+    chk = coverage_check(res, rows, level=0.9)
+    fam = chk[chk.family != "all"]
+    assert set(fam.interval) == {"conformal", "conformal_drop", "conformal_pooled"} and (fam.n_sets == 6).all()
+    cov = res.coverage(0.9)
+    for r in fam.itertuples():  # the counts are the coverage table's fractions of 6 sets
+        assert r.covered / 6 == pytest.approx(cov.loc[("stacked_cross", r.interval), r.family])
+        assert r.ci95_low <= r.coverage <= r.ci95_high and r.meets_target == (r.covered >= 6)  # 0.85 of 6: 6
+    # a calibrated 90 % interval on 4 families of 6 sets passes with 0.9**6 per family (it needs all 6)
+    assert fam.calibrated_pass.iloc[0] == pytest.approx(0.9**6)
+    every = chk[chk.family == "all"]
+    assert len(every) == 3 and every.calibrated_pass.iloc[0] == pytest.approx(0.9**24)
+    assert every.calibrated_pass.iloc[0] == pytest.approx(calibrated_pass_probability(dict.fromkeys("abcd", 6))["all"])
+    assert any(line.startswith("- What these family sizes can tell") for line in beyond_lines(res, rows))
+    few = rows[rows.set.isin(["s0", "s1", "s2"])]  # no family with >= 5 sets (as the smoke profile): an empty table
+    res = leave_one_family_out(few, reference_accuracy={t: 0.9 for t in rows.task.unique()}, min_calibration=3)
+    assert coverage_check(res, few).empty and list(coverage_check(res, few).columns)[:2] == ["method", "interval"]
