@@ -34,7 +34,7 @@ def _check_fraction(value: float, name: str, *, open_interval: bool = True) -> f
         raise InputValidationError(f"{name}: expected a fraction, got {value!r}")
     v = float(value)
     ok = 0.0 < v < 1.0 if open_interval else 0.0 <= v <= 1.0
-    if isinstance(value, bool) or not ok:
+    if not ok:
         raise InputValidationError(f"{name}: expected a fraction in {'(0, 1)' if open_interval else '[0, 1]'}, got {value!r}")
     return v
 
