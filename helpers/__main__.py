@@ -4,6 +4,8 @@ Examples
 --------
 python -m helpers run --profile default            # every notebook, default profile
 python -m helpers run --profile smoke --only 00_example -p epochs=1
+python -m helpers run --workers 1                   # one notebook after another, in this process (debugging)
+python -m helpers run --scheduler tcp://HOST:8786   # on an existing Dask cluster
 python -m helpers summary                           # rebuild runs/default/figures/summary.{csv,md}
 python -m helpers publish --only 02                 # a run's figures and records become the committed results
 python -m helpers data check                        # verify every data file's sha256
@@ -63,10 +65,24 @@ def _report(profile: str) -> int:
     return 0
 
 
+def _workers(text: str) -> int:
+    from helpers.parallel import check_workers
+
+    try:
+        return check_workers(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--workers: ")) from None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from helpers import runner
 
+    if args.workers is not None and args.scheduler:
+        print("error: --workers and --scheduler: give one (a cluster brings its own workers)", file=sys.stderr)
+        return 2
     runs = runner.run_notebooks(
+        workers=args.workers,
+        scheduler=args.scheduler,
         profile=args.profile,
         only=args.only,
         parameters=_absolute_paths(dict(args.param or [])),
@@ -114,6 +130,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--resume", action="store_true", help="skip notebooks already finished with the same inputs"
+    )
+    run.add_argument(
+        "--workers",
+        type=_workers,
+        default=None,
+        metavar="N",
+        help="worker processes of the local Dask cluster (default: one per core, one thread each); notebooks that "
+        "do not need each other run side by side and share the workers with their units; 1: everything in this "
+        "process, one notebook after another (debugging)",
+    )
+    run.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:PORT",
+        help="run on an existing Dask cluster instead (its workers need this package and the same "
+        "HELPERS_DATA / HELPERS_CACHE / HELPERS_RUNS paths)",
     )
     run.add_argument("--kernel", default=None, help="Jupyter kernel name (default: this Python)")
     run.add_argument("--timeout", type=float, default=None, help="per-cell timeout in seconds")

@@ -8,7 +8,9 @@ The key is the sha256 of a canonical JSON rendering of the key parts (numpy arra
 shape and dtype).  Pass ``code=`` (module names) to key an entry also by the source of the code that computes it
 (:func:`code_version`), so that an edit of that code recomputes instead of reading back what the old code wrote.
 Files are written atomically (temporary file, then rename), so an interrupted run never
-leaves a half-written entry behind.
+leaves a half-written entry behind, and by one writer per key (``<entry>.lock``): units running side by side on the
+executor's workers (:mod:`helpers.parallel`), on one machine or on a shared filesystem, compute an entry once and
+never read a partial one.
 """
 
 from __future__ import annotations
@@ -128,14 +130,78 @@ def cached_arrays(
     if path.exists() and not refresh:
         with np.load(path, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}
-    arrays = {k: np.asarray(v) for k, v in compute().items()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
-    os.close(fd)
-    try:
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with _KeyLock(path) as lock:
+        if lock.found_entry and not refresh:  # another writer finished it while this one waited
+            with np.load(path, allow_pickle=False) as data:
+                return {k: data[k] for k in data.files}
+        arrays = {k: np.asarray(v) for k, v in compute().items()}
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
+        os.close(fd)
+        try:
+            np.savez(tmp, **arrays)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
     return arrays
+
+
+class _KeyLock:
+    """One writer per cache entry, on one machine or a shared filesystem: ``<entry>.lock`` created with
+    ``O_EXCL``.  A second writer waits until the first has renamed its entry into place (then reads it:
+    ``found_entry``) or has given up (then computes itself).  A lock whose process is gone (same host) or that is
+    older than :attr:`STALE_S` (another host, which cannot be asked) is taken over."""
+
+    STALE_S = 24 * 3600.0
+    POLL_S = 0.2
+
+    def __init__(self, path: Path):
+        self.entry, self.path, self.found_entry = path, path.with_name(path.name + ".lock"), False
+
+    def __enter__(self) -> _KeyLock:
+        import socket
+        import time
+
+        self.entry.parent.mkdir(parents=True, exist_ok=True)
+        me = json.dumps({"pid": os.getpid(), "host": socket.gethostname()})
+        waited = False
+        while True:
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                if self._stale():
+                    self.path.unlink(missing_ok=True)
+                    continue
+                waited = True
+                time.sleep(self.POLL_S)
+                continue
+            with os.fdopen(fd, "w") as f:
+                f.write(me)
+            self.found_entry = waited and self.entry.exists()
+            return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def _stale(self) -> bool:
+        import socket
+        import time
+
+        try:
+            holder = json.loads(self.path.read_text(encoding="utf-8") or "{}")
+            age = time.time() - self.path.stat().st_mtime
+        except FileNotFoundError:
+            return False  # released meanwhile: try again
+        except (OSError, json.JSONDecodeError):
+            return False  # being written right now
+        if not holder:
+            return age > 60.0  # created but never filled: its writer died between open and write
+        if holder.get("host") != socket.gethostname():
+            return age > self.STALE_S
+        try:
+            os.kill(int(holder["pid"]), 0)
+        except ProcessLookupError:
+            return True
+        except (PermissionError, KeyError, ValueError):
+            return False
+        return False

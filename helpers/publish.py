@@ -58,7 +58,14 @@ def publish(
         The notebooks published.
     """
     from helpers.results import collect, summary_table
-    from helpers.summary import load_summary, render_readme_section, render_summary, run_times, update_readme
+    from helpers.summary import (
+        WHOLE_RUN,
+        load_summary,
+        render_readme_section,
+        render_summary,
+        run_times,
+        update_readme,
+    )
 
     run = Path(run_folder) if run_folder is not None else runs_dir() / profile
     src_figs = (
@@ -94,6 +101,8 @@ def publish(
     times_csv = dest / "run_times.csv"
     old_t = pd.read_csv(times_csv) if times_csv.exists() else times.iloc[:0]
     replaced = [n for n in chosen if not (keep_run_times and n in set(old_t.notebook))]
+    if only is None and not keep_run_times:  # the whole run's wall clock, only when the whole run is published
+        replaced.append(WHOLE_RUN)
     t = pd.concat(
         [old_t[~old_t.notebook.isin(replaced)], times[times.notebook.isin(replaced)]], ignore_index=True
     )

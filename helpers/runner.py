@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
@@ -66,6 +67,7 @@ class NotebookRun:
     load_avg: float | None = None  # 1-minute load average at the end (timings on a shared CPU depend on it)
     code_sha256: str = ""  # the helpers package's source (see inputs_fingerprint)
     data_sha256: str = ""  # the data folder's files (see inputs_fingerprint)
+    started_at: str = ""  # UTC, ISO 8601
 
 
 #: the notebook being executed right now (for the one-line message on Ctrl-C)
@@ -208,6 +210,7 @@ def run_notebook(
     kernel_name: str | None = None,
     timeout: float | None = None,
     progress: bool | None = None,
+    executor_env: Mapping[str, str] | None = None,
 ) -> NotebookRun:
     """Execute one notebook with papermill; never raises for a failing cell (returns status ``"failed"``).
 
@@ -227,6 +230,8 @@ def run_notebook(
         Per-cell execution timeout in seconds.
     progress : bool, optional
         A cell i/n progress bar (papermill's); default: on when stderr is a terminal.
+    executor_env : mapping, optional
+        Extra environment of the kernel: how its units reach the executor (:mod:`helpers.parallel`).
     """
     import sys
 
@@ -249,21 +254,7 @@ def run_notebook(
     staging.mkdir(parents=True, exist_ok=True)
     (staging / f"{notebook.stem}.jsonl").unlink(missing_ok=True)
 
-    env_backup = {
-        k: os.environ.get(k)
-        for k in ("HELPERS_NOTEBOOK", "HELPERS_PROFILE", "HELPERS_RESULTS", "MPLBACKEND", *_PATH_VARS)
-    }
-    os.environ.update(
-        HELPERS_NOTEBOOK=notebook.stem,
-        HELPERS_PROFILE=profile,
-        HELPERS_RESULTS=str(staging),
-        MPLBACKEND="Agg",
-    )
-    if not os.environ.get("HELPERS_FIGURES"):  # the run's figures live beside its executed notebooks
-        os.environ["HELPERS_FIGURES"] = str(out_dir.resolve() / "figures")
-    for var in _PATH_VARS:  # the kernel runs in the notebook's folder: relative paths would point elsewhere
-        if os.environ.get(var):
-            os.environ[var] = str(Path(os.environ[var]).expanduser().resolve())
+    env = kernel_environment(notebook.stem, profile, staging, out_dir, executor_env)
     run = NotebookRun(
         notebook=notebook.stem,
         status="ok",
@@ -274,6 +265,7 @@ def run_notebook(
         **inputs_fingerprint(),
     )
     CURRENT.update(notebook=notebook.stem, profile=profile)
+    run.started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     start = time.perf_counter()
     try:
         papermill.execute_notebook(
@@ -281,10 +273,9 @@ def run_notebook(
             str(output),
             parameters=params,
             kernel_name=kernel_name,
-            cwd=str(notebook.parent),
             progress_bar=sys.stderr.isatty() if progress is None else bool(progress),
             execution_timeout=timeout,
-            **({"kernel_manager_class": km} if (km := _kernel_manager_class()) else {}),
+            kernel_manager_class=_kernel_manager_class(env, cwd=notebook.parent),
         )
     except PapermillExecutionError as exc:
         run.status = "failed"
@@ -299,12 +290,25 @@ def run_notebook(
         run.load_avg = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
         CURRENT.clear()
         _settle_records(staging / f"{notebook.stem}.jsonl", results, ok=run.status == "ok")
-        for key, value in env_backup.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
     return run
+
+
+def kernel_environment(
+    stem: str, profile: str, staging: Path, out_dir: Path, executor_env: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment of a notebook's kernel: this process's, with the notebook's name, profile, records folder
+    and figures folder, absolute data/cache/run paths (the kernel runs in the notebook's folder) and the
+    executor's settings (``executor_env``: scheduler address, threads).  Built per notebook instead of changing
+    ``os.environ``, so that notebooks started at the same time from one process never see each other's."""
+    env = dict(os.environ)
+    env.update(HELPERS_NOTEBOOK=stem, HELPERS_PROFILE=profile, HELPERS_RESULTS=str(staging), MPLBACKEND="Agg")
+    if not env.get("HELPERS_FIGURES"):  # the run's figures live beside its executed notebooks
+        env["HELPERS_FIGURES"] = str(Path(out_dir).resolve() / "figures")
+    for var in _PATH_VARS:
+        if env.get(var):
+            env[var] = str(Path(env[var]).expanduser().resolve())
+    env.update(executor_env or {})
+    return env
 
 
 def _settle_records(staged: Path, results: Path, *, ok: bool) -> None:
@@ -383,19 +387,28 @@ class RunFolderLock:
         return True
 
 
-def _kernel_manager_class():
-    """On POSIX, kernels talk over IPC sockets (local files), not TCP: nothing listens on a port, and the kernel's
-    "running over TCP without encryption" warning does not fill every run's log.  None elsewhere (the default)."""
-    if os.name != "posix":
-        return None
+def _kernel_manager_class(env: Mapping[str, str], cwd: Path):
+    """A kernel manager that starts the kernel with ``env`` in ``cwd`` (not this process's environment and folder:
+    papermill's own ``cwd`` changes the whole process's folder, which notebooks run side by side must not do).
+
+    On POSIX, kernels talk over IPC sockets (local files), not TCP: nothing listens on a port, and the kernel's
+    "running over TCP without encryption" warning does not fill every run's log."""
     from jupyter_client import AsyncKernelManager
 
-    class IPCKernelManager(AsyncKernelManager):
+    class RunKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs: Any):
-            kwargs.setdefault("transport", "ipc")
+            if os.name == "posix":
+                kwargs.setdefault("transport", "ipc")
+                # an absolute prefix for the socket files: the kernel runs in another folder than this process
+                kwargs.setdefault("ip", os.path.join(tempfile.gettempdir(), f"helpers-kernel-{os.getpid()}-{id(self):x}"))
             super().__init__(**kwargs)
 
-    return IPCKernelManager
+        async def _async_pre_start_kernel(self, **kw: Any):
+            kw["env"] = dict(env)
+            kw["cwd"] = str(cwd)
+            return await super()._async_pre_start_kernel(**kw)
+
+    return RunKernelManager
 
 
 def _status_path(profile: str, output_dir: Path | None) -> Path:
@@ -413,6 +426,8 @@ def run_notebooks(
     timeout: float | None = None,
     echo: bool = True,
     progress: bool | None = None,
+    workers: int | None = 1,
+    scheduler: str | None = None,
 ) -> list[NotebookRun]:
     """Run every notebook (or ``only`` those named) under ``profile``; go on past failures.
 
@@ -420,77 +435,163 @@ def run_notebooks(
     With ``resume``, notebooks that finished ``ok`` with the same source, parameters, ``helpers`` source and data
     files (:func:`inputs_fingerprint`) are skipped.  Every notebook's parameters are validated before any runs.
     The status file is rewritten after each notebook, so an interrupted batch loses nothing finished.
+
+    ``workers=1`` (the default here; the command line's default is a local cluster): one notebook after another in
+    this process, their units too.  ``workers=None`` or ``> 1``: a local Dask cluster of that many processes
+    (None: one per core); ``scheduler``: an existing cluster.  On a cluster, notebooks whose needs
+    (:mod:`helpers.graph`) have finished run side by side and their units share the workers (:mod:`helpers.parallel`).
     """
+    from helpers import parallel
+    from helpers.graph import dependency_order
+
+    if workers is not None and not scheduler:
+        workers = parallel.check_workers(workers)
     profile_params = load_profile(profile)
     notebooks = _select(list_notebooks(), only)
     unknown = sorted(set(profile_params) - {p.stem for p in list_notebooks()})
     if unknown:
         raise ProfileError(f"profile file(s) for notebook(s) that do not exist: {', '.join(unknown)}")
-    status_path = _status_path(profile, output_dir)
-    status_path.parent.mkdir(parents=True, exist_ok=True)
-    # The status file keeps every notebook's last run (running one notebook does not erase the others'); only
-    # --resume uses it to skip work.
-    status: dict[str, dict[str, Any]] = {}
-    if status_path.exists():
-        try:
-            status = json.loads(status_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            status = {}
-    previous = status if resume else {}
+    graph = dependency_order(notebooks, [p.stem for p in list_notebooks()])
     # every selected notebook's parameters are checked before any runs: a typo fails in seconds, not after hours
     for nb in notebooks:
         _check_parameters(nb, {**profile_params.get(nb.stem, {}), **dict(parameters or {})})
-    fingerprint = inputs_fingerprint() if resume else {}
-    with RunFolderLock(status_path.parent):
-        return _run_selected(
-            notebooks, profile_params, parameters, previous, status, status_path, fingerprint,
-            profile=profile, resume=resume, output_dir=output_dir, kernel_name=kernel_name, timeout=timeout,
-            echo=echo, progress=progress,
-        )  # fmt: skip
+    for var in _PATH_VARS:  # local workers inherit this environment; their kernels run in another folder
+        if os.environ.get(var):
+            os.environ[var] = str(Path(os.environ[var]).expanduser().resolve())
+    # the executor starts (or its address fails) before anything is written to the run folder
+    with parallel.start(None if scheduler else workers, scheduler) as ex:
+        status_path = _status_path(profile, output_dir)
+        status_path.parent.mkdir(parents=True, exist_ok=True)
+        # The status file keeps every notebook's last run (running one notebook does not erase the others');
+        # only --resume uses it to skip work.
+        status: dict[str, dict[str, Any]] = {}
+        if status_path.exists():
+            try:
+                status = json.loads(status_path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError:
+                status = {}
+        previous = status if resume else {}
+        fingerprint = inputs_fingerprint() if resume else {}
+        with RunFolderLock(status_path.parent):
+            todo, runs = [], {}
+            for nb in notebooks:
+                params = {**profile_params.get(nb.stem, {}), **dict(parameters or {})}
+                skipped = _finished_before(nb, params, previous.get(nb.stem), profile, fingerprint) if resume else None
+                if skipped is not None:
+                    runs[nb.stem] = skipped
+                    if echo:
+                        print(f"[{profile}] {nb.stem}: skipped (finished before with the same inputs)", flush=True)
+                else:
+                    todo.append((nb, params))
+            settings = dict(profile=profile, output_dir=output_dir, kernel_name=kernel_name, timeout=timeout,
+                            progress=progress)  # fmt: skip
+            runs |= _run_on(ex, todo, graph, settings, status_path, echo=echo)
+            return [runs[nb.stem] for nb in notebooks]
 
 
-def _run_selected(
-    notebooks, profile_params, parameters, previous, status, status_path, fingerprint, *, profile, resume,
-    output_dir, kernel_name, timeout, echo, progress,
-) -> list[NotebookRun]:  # fmt: skip
-    """The loop of :func:`run_notebooks` (under the run folder's lock)."""
-    runs: list[NotebookRun] = []
-    for nb in notebooks:
-        params = {**profile_params.get(nb.stem, {}), **dict(parameters or {})}
-        prev = previous.get(nb.stem)
-        params_with_profile = dict(params)
-        if "profile" in declared_parameters(nb):
-            params_with_profile.setdefault("profile", profile)
-        if (
-            resume
-            and prev
-            and prev.get("status") == "ok"
-            and prev.get("source_sha256") == _sha256(nb.read_bytes())
-            and prev.get("params_sha256")
-            == _sha256(json.dumps(params_with_profile, sort_keys=True, default=str).encode())
-            and all(prev.get(k) == v for k, v in fingerprint.items())  # same helpers code and data files
-        ):
-            known = set(NotebookRun.__dataclass_fields__)
-            run = NotebookRun(**{**{k: v for k, v in prev.items() if k in known}, "status": "skipped"})
-        else:
-            if echo:
-                print(f"[{profile}] running {nb.name} ...", flush=True)
-            run = run_notebook(
-                nb,
-                profile=profile,
-                parameters=params,
-                output_dir=output_dir,
-                kernel_name=kernel_name,
-                timeout=timeout,
-                progress=progress,
-            )
-            status[nb.stem] = asdict(run)
-            _write_status(status_path, nb.stem, status[nb.stem])
+def _finished_before(nb: Path, params: dict, prev: dict | None, profile: str, fingerprint: dict) -> NotebookRun | None:
+    """The previous run of ``nb`` as ``skipped`` when it finished ok with the same inputs, else None."""
+    params_with_profile = dict(params)
+    if "profile" in declared_parameters(nb):
+        params_with_profile.setdefault("profile", profile)
+    if (
+        prev
+        and prev.get("status") == "ok"
+        and prev.get("source_sha256") == _sha256(nb.read_bytes())
+        and prev.get("params_sha256") == _sha256(json.dumps(params_with_profile, sort_keys=True, default=str).encode())
+        and all(prev.get(k) == v for k, v in fingerprint.items())  # same helpers code and data files
+    ):
+        known = set(NotebookRun.__dataclass_fields__)
+        return NotebookRun(**{**{k: v for k, v in prev.items() if k in known}, "status": "skipped"})
+    return None
+
+
+def _notebook_task(nb: Path, params: dict, settings: dict, executor_env: dict) -> NotebookRun:
+    """One notebook as a task on a cluster worker.  It secedes from the worker's thread pool first: its kernel
+    mostly waits on its own units, which need the worker threads (see :mod:`helpers.parallel`)."""
+    from distributed import secede
+
+    secede()
+    return run_notebook(nb, parameters=params, executor_env=executor_env, **settings)
+
+
+def _run_on(ex, todo, graph, settings, status_path, *, echo) -> dict[str, NotebookRun]:
+    """Run ``todo`` (notebook, parameters) on the executor ``ex`` by ``graph``; the status file is written here
+    only (one writer), after each notebook and for the run as a whole (key ``_run``)."""
+    from helpers.graph import run_graph
+    from helpers.parallel import ENV_SCHEDULER, ENV_THREADS, ENV_WORKERS
+
+    profile = settings["profile"]
+    runs: dict[str, NotebookRun] = {}
+    info = {**ex.describe(), "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "notebooks": [nb.stem for nb, _ in todo], "load_avg_samples": []}  # fmt: skip
+    t_start = time.perf_counter()
+
+    def note_load() -> None:
+        if hasattr(os, "getloadavg"):
+            info["load_avg_samples"].append(round(os.getloadavg()[0], 2))
+
+    note_load()
+    _write_status(status_path, "_run", {**info, "status": "running"})
+    if ex.client is None:
+        executor_env = {ENV_WORKERS: "1", ENV_SCHEDULER: ""}
+    else:
+        executor_env = {ENV_SCHEDULER: ex.address, ENV_THREADS: str(ex.threads), ENV_WORKERS: ""}
+        executor_env |= {v: os.environ[v] for v in (*_PATH_VARS, "HELPERS_NOTEBOOKS") if os.environ.get(v)}
+    params_of = {nb.stem: params for nb, params in todo}
+
+    def finished(nb: Path, run: NotebookRun) -> None:
+        runs[nb.stem] = run
+        _write_status(status_path, nb.stem, asdict(run))
+        note_load()
         if echo:
             where = f" (cell {run.failed_cell})" if run.failed_cell is not None else ""
             print(f"[{profile}] {nb.stem}: {run.status}{where} in {run.wall_s:.1f} s {run.error}", flush=True)
-        runs.append(run)
+
+    try:
+        if ex.client is None:  # in-process: one notebook after another, in dependency order
+            for nb in _topological([nb for nb, _ in todo], graph):
+                if echo:
+                    print(f"[{profile}] running {nb.name} ...", flush=True)
+                finished(nb, run_notebook(nb, parameters=params_of[nb.stem], executor_env=executor_env, **settings))
+        else:
+            from distributed import wait
+
+            def submit(nb: Path):
+                return ex.client.submit(_notebook_task, nb, params_of[nb.stem], settings, executor_env,
+                                        key=f"notebook-{nb.stem}-{os.urandom(4).hex()}", pure=False)  # fmt: skip
+
+            def wait_one(futures):
+                return next(iter(wait(futures, return_when="FIRST_COMPLETED").done))
+
+            def finished_future(nb: Path, fut) -> None:
+                try:
+                    run = fut.result()
+                except Exception as exc:  # the worker running the notebook died: report, go on
+                    run = NotebookRun(notebook=nb.stem, status="failed", wall_s=0.0, output="",
+                                      error=f"{type(exc).__name__}: {exc} (the worker running it died)")  # fmt: skip
+                finished(nb, run)
+
+            say = (lambda m: print(f"[{profile}] {m}", flush=True)) if echo else None
+            run_graph([nb for nb, _ in todo], graph, submit, wait_one, finished_future, slots=ex.slots, echo=say)
+    finally:
+        info["wall_s"] = round(time.perf_counter() - t_start, 1)
+        info["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        samples = info["load_avg_samples"]
+        info["load_avg_mean"] = round(sum(samples) / len(samples), 2) if samples else None
+        failed = [s for s, r in runs.items() if r.status == "failed"]
+        info["status"] = "failed" if failed else ("ok" if len(runs) == len(todo) else "interrupted")
+        _write_status(status_path, "_run", info)
     return runs
+
+
+def _topological(notebooks: list[Path], graph: dict[str, list[str]]) -> list[Path]:
+    """``notebooks`` reordered so that each comes after what it needs (else in the given order)."""
+    out: list[Path] = []
+    while len(out) < len(notebooks):
+        done = {p.stem for p in out}
+        out.append(next(nb for nb in notebooks if nb not in out and set(graph.get(nb.stem, [])) <= done))
+    return out
 
 
 def _write_status(path: Path, notebook: str, entry: dict[str, Any]) -> None:

@@ -23,8 +23,8 @@ import pytest
 HELPERS = Path(__file__).resolve().parent.parent / "helpers"
 BASE = {"errors", "paths", "validation", "registry", "cache", "tables", "__init__"}
 LIBRARY = {"data", "models", "training", "estimators", "selective", "metrics", "attribution", "seq2seq",
-           "selftraining", "benchmark", "byod"}  # fmt: skip
-PLUMBING = {"results", "summary", "publish", "plotting", "runner", "__main__"}
+           "selftraining", "benchmark", "byod", "parallel"}  # fmt: skip
+PLUMBING = {"results", "summary", "publish", "plotting", "runner", "graph", "__main__"}
 LAYER = {**dict.fromkeys(BASE, 0), **dict.fromkeys(LIBRARY, 1), **dict.fromkeys(PLUMBING, 2), "experiments": 3}
 MAX_LIBRARY_LINES = 500
 MAX_FUNCTION_LINES = 120

@@ -129,3 +129,26 @@ def test_summary_csv_reads_back_with_verdicts():
     claims = summary.claims_table(frame)
     assert set(claims["verdict"]) <= {"pass", "fail", "n/a"}
     assert pd.api.types.is_numeric_dtype(frame["value"])
+
+
+def test_compare_runs_counts_moved_metrics_and_flipped_verdicts():
+    import pandas as pd
+
+    from helpers.summary import compare_runs
+
+    def frame(values, passed):
+        return pd.DataFrame({
+            "notebook": ["01", "01", "01", "02", "02"], "name": ["a", "b", "claim", "c", "wall"],
+            "labels": [{"set": "x"}, {"set": "y"}, {}, {}, {}], "value": values, "unit": ["", "", "", "", "s"],
+            "passed": passed, "claim": ["", "", "holds", "", ""],
+        })  # fmt: skip
+
+    before = frame([1.0, 2.0, 0.6, 5.0, 10.0], [None, None, True, None, None])
+    after = frame([1.0, 2.5, 0.4, 5.0, 99.0], [None, None, False, None, None])
+    out = compare_runs(before, after).set_index("notebook")
+    assert out.loc["01", "metrics"] == 3 and out.loc["01", "moved"] == 2
+    assert out.loc["01", "max_abs_change"] == pytest.approx(0.5)
+    assert out.loc["01", "max_rel_change"] == pytest.approx(1 / 3)  # 0.2 / 0.6
+    assert out.loc["01", "claims"] == 1 and out.loc["01", "verdicts_flipped"] == 1
+    assert out.loc["01", "flipped"] == "claim (pass -> fail)"
+    assert out.loc["02", "metrics"] == 1 and out.loc["02", "moved"] == 0  # run times (unit s) are left out

@@ -1,0 +1,95 @@
+"""The notebooks as a graph: which notebook reads another's cache, and the runner's concurrent loop over them.
+
+A notebook declares the notebooks whose cache it reads in its own metadata, once::
+
+    "metadata": {"helpers": {"needs": ["01_discriminator_bounds", "05_mde"]}}
+
+:func:`run_graph` starts a notebook when every notebook it needs that is part of the same run has finished (ok or
+failed: the dependent then computes what it cannot read), keeps at most ``slots`` notebooks in flight, and hands
+each finished one to a callback, in the calling thread, so that the run's status file has one writer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from helpers.errors import ProfileError
+
+__all__ = ["notebook_needs", "dependency_order", "run_graph"]
+
+
+def notebook_needs(notebook: Path) -> list[str]:
+    """The stems listed under ``metadata.helpers.needs`` of ``notebook`` (empty when none)."""
+    meta = json.loads(Path(notebook).read_text(encoding="utf-8")).get("metadata", {})
+    needs = (meta.get("helpers") or {}).get("needs") or []
+    if not isinstance(needs, list) or not all(isinstance(n, str) for n in needs):
+        raise ProfileError(f"{Path(notebook).name}: metadata.helpers.needs must be a list of notebook stems")
+    return list(needs)
+
+
+def dependency_order(notebooks: Sequence[Path], known: Sequence[str]) -> dict[str, list[str]]:
+    """``{stem: needs among notebooks}``, after checking every need names a notebook and the graph has no cycle.
+
+    ``known`` are the stems of every notebook of the project: a need outside it is an error; a need outside the
+    selection (``--only``) is not waited for.
+    """
+    selected = {p.stem for p in notebooks}
+    graph = {}
+    for nb in notebooks:
+        needs = notebook_needs(nb)
+        unknown = sorted(set(needs) - set(known))
+        if unknown:
+            raise ProfileError(f"{nb.name}: metadata.helpers.needs names unknown notebook(s) {', '.join(unknown)}")
+        graph[nb.stem] = [n for n in needs if n in selected]
+    done: set[str] = set()
+    while len(done) < len(graph):
+        ready = {s for s, needs in graph.items() if s not in done and set(needs) <= done}
+        if not ready:
+            raise ProfileError(f"notebook dependencies form a cycle among {', '.join(sorted(set(graph) - done))}")
+        done |= ready
+    return graph
+
+
+def run_graph(
+    notebooks: Sequence[Path],
+    graph: dict[str, list[str]],
+    submit: Callable[[Path], Any],
+    wait_one: Callable[[list[Any]], Any],
+    finished: Callable[[Path, Any], None],
+    *,
+    slots: int,
+    echo: Callable[[str], None] | None = None,
+) -> None:
+    """Run ``notebooks`` by ``graph`` with at most ``slots`` in flight.
+
+    ``submit(nb)`` starts one and returns a handle; ``wait_one(handles)`` blocks until one of them is done and
+    returns it; ``finished(nb, handle)`` is called for each, in this thread.  Among ready notebooks the earlier in
+    ``notebooks`` starts first.
+    """
+    pending = list(notebooks)
+    in_flight: dict[Any, tuple[Path, float]] = {}
+    done: set[str] = set()
+
+    def say(event: str) -> None:
+        if echo:
+            running = ", ".join(nb.stem for nb, _ in in_flight.values()) or "-"
+            waiting = ", ".join(nb.stem for nb in pending) or "-"
+            echo(f"{event}  [running: {running}; waiting: {waiting}; load {os.getloadavg()[0]:.1f}]")
+
+    while pending or in_flight:
+        for nb in [nb for nb in pending if set(graph.get(nb.stem, [])) <= done]:
+            if len(in_flight) >= max(1, slots):
+                break
+            pending.remove(nb)
+            in_flight[submit(nb)] = (nb, time.perf_counter())
+            say(f"started {nb.stem}")
+        handle = wait_one(list(in_flight))
+        nb, t0 = in_flight.pop(handle)
+        done.add(nb.stem)
+        finished(nb, handle)
+        say(f"finished {nb.stem} after {time.perf_counter() - t0:.0f} s")

@@ -1,0 +1,357 @@
+"""The project's one executor: Dask distributed, or in-process.
+
+Every parallel place in the project goes through this module: the runner's notebooks
+(:func:`helpers.runner.run_notebooks`) and the independent units inside a notebook (:func:`map_units`: notebook 01's
+task pipelines, 03's training jobs, 05's setups, 06's grid tasks).
+
+Where the work runs
+-------------------
+- ``python -m helpers run`` (default): a :class:`distributed.LocalCluster` sized to the machine, one worker process
+  per core with one thread each (:func:`local_cluster_size`), started and shut down by the runner.
+- ``--scheduler tcp://HOST:PORT`` (or ``$HELPERS_SCHEDULER``): an existing cluster.  Every worker needs the same
+  environment (this package installed) and the same paths: a shared ``HELPERS_DATA``, ``HELPERS_CACHE`` and
+  ``HELPERS_RUNS`` (:func:`connect` checks that the workers can import ``helpers``).
+- ``--workers 1`` (``$HELPERS_WORKERS=1``): everything in the calling process, one unit after another, as before
+  the executor existed; for debugging and for tests that need it.
+- A notebook opened alone (JupyterLab, plain papermill) starts its own local cluster on the first
+  :func:`map_units` call and shuts it down when its kernel exits.
+
+Why nothing deadlocks or oversubscribes
+---------------------------------------
+The runner submits each notebook as a task; the task *secedes* from its worker's thread pool
+(:func:`distributed.secede`) before it starts the notebook's kernel, because a kernel mostly waits on its own units.
+The notebook's kernel is handed the scheduler's address (``$HELPERS_SCHEDULER``) and submits its units to the same
+cluster, where they take the worker threads.  The runner keeps at most as many notebooks in flight as the cluster
+has worker threads, so the machine runs at most one kernel and one unit per core at a time.  A unit never submits
+units: a :func:`map_units` call made on a worker runs its items in that worker, one after another.
+
+Reproducibility
+---------------
+Each unit seeds itself (the experiments' functions take their seeds from their configs) and runs with a fixed
+number of torch threads (:func:`set_threads`, ``$HELPERS_THREADS``, 1 per worker by default), so its result does not
+depend on the worker that ran it or on the order.  Under the runner every kernel's torch threads are capped at the
+same number.  A worker that dies fails its unit at once (no retry): the units it finished are in the cache, and a
+re-run resumes from there.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from helpers.errors import HelpersError, InputValidationError
+
+__all__ = [
+    "ExecutorError",
+    "UnitError",
+    "Executor",
+    "check_workers",
+    "local_cluster_size",
+    "start",
+    "connect",
+    "map_units",
+    "set_threads",
+    "thread_cap",
+]
+
+ENV_SCHEDULER = "HELPERS_SCHEDULER"
+ENV_WORKERS = "HELPERS_WORKERS"
+ENV_THREADS = "HELPERS_THREADS"
+CONNECT_TIMEOUT_S = 5.0
+
+
+class ExecutorError(HelpersError, RuntimeError):
+    """The executor could not be started or reached (bad option, unreachable scheduler, unusable workers)."""
+
+
+class UnitError(HelpersError, RuntimeError):
+    """A unit submitted by :func:`map_units` raised, or its worker died; the message names the unit."""
+
+
+def check_workers(value: Any, *, option: str = "--workers") -> int:
+    """``value`` as a number of worker processes (a whole number >= 1), else :class:`InputValidationError`."""
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise InputValidationError(f"{option}: expected a whole number >= 1, got {value!r}") from None
+    if n < 1 or str(value).strip() != str(n):
+        raise InputValidationError(f"{option}: expected a whole number >= 1, got {value!r}")
+    return n
+
+
+def local_cluster_size() -> int:
+    """Worker processes of the default local cluster: the cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def thread_cap() -> int | None:
+    """Torch threads per kernel or unit set by the executor (``$HELPERS_THREADS``), or None outside it."""
+    value = os.environ.get(ENV_THREADS)
+    return check_workers(value, option=ENV_THREADS) if value else None
+
+
+def set_threads(requested: int | None) -> int:
+    """Set torch's intra-op threads to ``requested`` (0 or None: torch's default), capped by :func:`thread_cap`.
+
+    Notebooks call this instead of ``torch.set_num_threads``: alone, a notebook keeps its own thread parameter;
+    under the executor every kernel and unit runs with the executor's fixed thread count, so results do not
+    depend on which notebooks share the machine.  Returns the number of threads now in use.
+    """
+    import torch
+
+    cap = thread_cap()
+    n = int(requested or 0)
+    if cap is not None:
+        n = cap if n <= 0 else min(n, cap)
+    if n > 0:
+        torch.set_num_threads(n)
+    return torch.get_num_threads()
+
+
+class Executor:
+    """Runs callables in this process (``client is None``) or on a Dask cluster.
+
+    Use :func:`start` (the runner) or :func:`connect` to make one; ``with`` closes what it started.
+    """
+
+    def __init__(self, client: Any = None, cluster: Any = None, threads: int = 1):
+        self.client, self.cluster, self.threads = client, cluster, threads
+
+    @property
+    def address(self) -> str | None:
+        """The scheduler's address, or None in-process."""
+        return None if self.client is None else self.client.scheduler.address
+
+    @property
+    def slots(self) -> int:
+        """Worker threads of the cluster (1 in-process): how many notebooks the runner keeps in flight."""
+        if self.client is None:
+            return 1
+        info = self.client.scheduler_info()
+        return max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
+
+    def describe(self) -> dict[str, Any]:
+        """Workers, threads per worker and the scheduler's address (recorded in ``run_status.json``)."""
+        if self.client is None:
+            return {"executor": "in-process", "workers": 1, "threads_per_worker": self.threads, "scheduler": None}
+        workers = self.client.scheduler_info().get("workers", {})
+        return {
+            "executor": "local cluster" if self.cluster is not None else "cluster",
+            "workers": len(workers),
+            "threads_per_worker": sorted({w.get("nthreads", 1) for w in workers.values()}),
+            "scheduler": self.address,
+        }
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+        self.client = self.cluster = None
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def start(workers: int | None = None, scheduler: str | None = None, *, threads: int = 1) -> Executor:
+    """An executor for ``workers`` local processes, or the cluster at ``scheduler``.
+
+    ``workers=1`` (and no scheduler): in-process.  ``workers=None``: :func:`local_cluster_size`.  A scheduler and a
+    worker count together are an error (the cluster has its own workers).
+    """
+    threads = check_workers(threads, option="threads")
+    if scheduler:
+        if workers is not None:
+            raise InputValidationError("--workers and --scheduler: give one (a cluster brings its own workers)")
+        return connect(scheduler, threads=threads)
+    n = local_cluster_size() if workers is None else check_workers(workers)
+    if n == 1:
+        return Executor(threads=threads)
+    import dask
+    from distributed import Client, LocalCluster
+
+    for name in ("distributed", "distributed.scheduler", "distributed.nanny", "distributed.core"):
+        logging.getLogger(name).setLevel(logging.ERROR)  # no INFO lines from the in-process scheduler on the console
+
+    env = {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads),
+           ENV_THREADS: str(threads)}  # fmt: skip
+    # a dead worker is an out-of-memory kill or a crash of the unit itself: a retry would repeat it, so fail the
+    # unit at once (its finished siblings are cached; a re-run resumes)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0, "distributed.nanny.pre-spawn-environ": env}):
+        cluster = LocalCluster(
+            n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+            silence_logs=logging.ERROR, memory_limit=0,
+        )  # fmt: skip
+        client = Client(cluster)
+    return Executor(client, cluster, threads=threads)
+
+
+def _probe() -> str:
+    import helpers
+
+    return os.path.dirname(helpers.__file__)
+
+
+def connect(address: str, *, threads: int = 1, timeout: float = CONNECT_TIMEOUT_S) -> Executor:
+    """A client of the scheduler at ``address`` whose workers can import ``helpers``; a clear error otherwise."""
+    from distributed import Client
+
+    if not isinstance(address, str) or "://" not in address:
+        raise InputValidationError(f"--scheduler: expected an address like tcp://HOST:PORT, got {address!r}")
+    try:
+        client = Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        raise ExecutorError(
+            f"--scheduler: no Dask scheduler answered at {address} within {timeout:.0f} s ({type(exc).__name__}); "
+            "start one with `dask scheduler` or leave --scheduler out for a local cluster"
+        ) from None
+    try:
+        if not client.scheduler_info().get("workers"):
+            client.wait_for_workers(1, timeout=timeout)
+        client.run(_probe)
+    except Exception as exc:
+        client.close()
+        raise ExecutorError(
+            f"--scheduler: the workers of {address} cannot run this project's code ({type(exc).__name__}: {exc}); "
+            "every worker needs the helpers package installed and the same HELPERS_DATA / HELPERS_CACHE paths"
+        ) from None
+    return Executor(client, threads=threads)
+
+
+_NOTEBOOK_EXECUTOR: Executor | None = None
+
+
+def _notebook_executor() -> Executor:
+    """The executor of this process's :func:`map_units` calls: the runner's cluster (``$HELPERS_SCHEDULER``),
+    in-process (``$HELPERS_WORKERS=1``), or a local cluster started once and shut down at exit."""
+    global _NOTEBOOK_EXECUTOR
+    if _NOTEBOOK_EXECUTOR is None:
+        address = os.environ.get(ENV_SCHEDULER)
+        workers = os.environ.get(ENV_WORKERS)
+        if address:
+            _NOTEBOOK_EXECUTOR = connect(address, threads=thread_cap() or 1)
+        else:
+            _NOTEBOOK_EXECUTOR = start(check_workers(workers, option=ENV_WORKERS) if workers else None)
+        atexit.register(_NOTEBOOK_EXECUTOR.close)
+    return _NOTEBOOK_EXECUTOR
+
+
+def _on_worker() -> bool:
+    try:
+        from distributed import get_worker
+
+        get_worker()
+    except (ImportError, ValueError):
+        return False
+    return True
+
+
+#: the caller's folders a unit needs (a cluster's workers see them at the same paths: a shared filesystem)
+_UNIT_PATHS = ("HELPERS_DATA", "HELPERS_CACHE")
+
+
+def _unit_env() -> dict[str, str]:
+    return {v: str(Path(os.environ[v]).expanduser().resolve()) for v in _UNIT_PATHS if os.environ.get(v)}
+
+
+def _run_unit(fn: Callable[[Any], Any], item: Any, threads: int, env: dict[str, str]) -> Any:
+    """One unit on a worker (one thread per worker): the caller's data and cache folders, fixed torch threads,
+    then ``fn(item)``."""
+    import torch
+
+    os.environ.update(env)
+    torch.set_num_threads(threads)
+    return fn(item)
+
+
+def map_units(
+    fn: Callable[[Any], Any],
+    items: Iterable[Any],
+    *,
+    names: Sequence[str] | None = None,
+    desc: str = "units",
+    progress: bool = True,
+    priorities: Sequence[int] | None = None,
+) -> list[Any]:
+    """``[fn(item) for item in items]``, the items run as independent units on the executor.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function (it is pickled to the workers): ``fn(item)`` computes one unit.  Units should
+        write what they compute to the cache (:func:`helpers.cache.cached_arrays`, checkpoints) so that an
+        interrupted run keeps every finished unit.
+    items : iterable
+        One argument per unit.
+    names : sequence of str, optional
+        One name per unit for progress and errors (default ``"<desc> <i>"``).
+    desc, progress
+        Progress-bar label, and whether to show it.
+    priorities : sequence of int, optional
+        On a cluster, units with a higher priority start first (e.g. the longest first, so that it does not start
+        last); default: in the order given.  Results are returned in the order of ``items`` either way.
+
+    Returns
+    -------
+    list
+        The results in the order of ``items``.
+
+    Raises
+    ------
+    UnitError
+        A unit raised or its worker died; the message names the unit and the notebook (``$HELPERS_NOTEBOOK``).
+    """
+    from tqdm.auto import tqdm
+
+    items = list(items)
+    names = list(names) if names is not None else [f"{desc} {i}" for i in range(len(items))]
+    if len(names) != len(items):
+        raise InputValidationError(f"names: expected {len(items)} names (one per item), got {len(names)}")
+    priorities = list(priorities) if priorities is not None else [0] * len(items)
+    if len(priorities) != len(items):
+        raise InputValidationError(f"priorities: expected {len(items)} numbers (one per item), got {len(priorities)}")
+    where = os.environ.get("HELPERS_NOTEBOOK") or "this process"
+    ex = None if _on_worker() or len(items) <= 1 else _notebook_executor()
+    if ex is None or ex.client is None:
+        out = []
+        for name, item in zip(tqdm(names, desc=desc, disable=not progress), items):
+            try:
+                out.append(fn(item))
+            except Exception as exc:
+                raise UnitError(f"unit {name!r} of {where} failed: {type(exc).__name__}: {exc}") from exc
+        return out
+    from distributed import as_completed
+
+    env = _unit_env()
+    futures = [
+        ex.client.submit(_run_unit, fn, item, ex.threads, env, key=f"{desc}-{name}-{os.urandom(4).hex()}", pure=False,
+                         priority=priority)  # fmt: skip
+        for name, item, priority in zip(names, items, priorities)
+    ]
+    by_key = {f.key: name for f, name in zip(futures, names)}
+    try:
+        for fut in tqdm(as_completed(futures), total=len(futures), desc=desc, disable=not progress):
+            if fut.status == "error":
+                exc = fut.exception()
+                hint = (" (its worker died: killed or out of memory; finished units are cached, re-run to resume)"
+                        if type(exc).__name__ == "KilledWorker" else "")  # fmt: skip
+                raise UnitError(
+                    f"unit {by_key[fut.key]!r} of {where} failed{hint}: {type(exc).__name__}: {exc}"
+                ) from exc
+    finally:
+        for f in futures:
+            if not f.done():
+                f.cancel()
+    return [f.result() for f in futures]

@@ -1,0 +1,169 @@
+"""The executor (helpers.parallel): in-process and on a local Dask cluster; bad options; dead workers; the cache
+under concurrent writers."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from helpers import parallel
+from helpers.errors import InputValidationError
+
+
+def square(x: int) -> int:
+    return x * x
+
+
+def fail_on_three(x: int) -> int:
+    if x == 3:
+        raise ValueError("three is not allowed")
+    return x
+
+
+def threads_and_cache(_: int) -> tuple[int, str]:
+    import torch
+
+    return torch.get_num_threads(), os.environ.get("HELPERS_CACHE", "")
+
+
+def nested(x: int) -> list[int]:
+    return parallel.map_units(square, [x, x + 1], progress=False)  # on a worker: runs right there
+
+
+def slow_cached(i: int) -> float:
+    from helpers.cache import cached_arrays
+
+    def compute():
+        time.sleep(1.0)
+        return {"v": np.full(1000, 7.0), "who": np.array(os.getpid())}
+
+    return float(cached_arrays("race", {"k": 1}, compute)["v"].sum())
+
+
+def die_unless_marked(marker: str) -> int:
+    """Kills its worker the first time (no marker file yet), succeeds afterwards."""
+    from pathlib import Path
+
+    if not Path(marker).exists():
+        Path(marker).write_text("died once")
+        os._exit(1)
+    return 1
+
+
+def cached_square(x: int) -> int:
+    from helpers.cache import cached_arrays
+
+    return int(cached_arrays("squares", {"x": x}, lambda: {"v": np.array(x * x)})["v"])
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ex = parallel.start(2)
+    yield ex
+    ex.close()
+
+
+@pytest.fixture()
+def on_cluster(cluster, monkeypatch):
+    """map_units in this process goes to the module's 2-worker cluster."""
+    monkeypatch.setattr(parallel, "_NOTEBOOK_EXECUTOR", cluster)
+    return cluster
+
+
+@pytest.mark.parametrize("bad", [0, -1, "x", "1.5", "", True, None])
+def test_bad_worker_counts_name_the_option(bad):
+    with pytest.raises(InputValidationError, match="--workers: expected a whole number >= 1"):
+        parallel.check_workers(bad)
+
+
+def test_in_process_keeps_order_and_names_the_failing_unit(monkeypatch):
+    monkeypatch.setenv("HELPERS_WORKERS", "1")
+    monkeypatch.setattr(parallel, "_NOTEBOOK_EXECUTOR", None)
+    assert parallel.map_units(square, [3, 1, 2], progress=False) == [9, 1, 4]
+    monkeypatch.setenv("HELPERS_NOTEBOOK", "07_mine")
+    with pytest.raises(parallel.UnitError, match=r"unit 'c' of 07_mine failed: ValueError: three is not allowed"):
+        parallel.map_units(fail_on_three, [1, 2, 3], names=["a", "b", "c"], progress=False)
+    with pytest.raises(InputValidationError, match="names: expected 2 names"):
+        parallel.map_units(square, [1, 2], names=["a"], progress=False)
+    with pytest.raises(InputValidationError, match="priorities: expected 2 numbers"):
+        parallel.map_units(square, [1, 2], priorities=[1], progress=False)
+
+
+def test_cluster_keeps_order_fixes_threads_and_passes_the_cache_folder(on_cluster, monkeypatch, tmp_path):
+    assert on_cluster.describe()["workers"] == 2 and on_cluster.slots == 2
+    assert parallel.map_units(square, list(range(8)), progress=False) == [x * x for x in range(8)]
+    assert parallel.map_units(square, [1, 2, 3], priorities=[0, 5, 1], progress=False) == [1, 4, 9]
+    monkeypatch.setenv("HELPERS_CACHE", str(tmp_path / "elsewhere"))  # a later test's cache: the units follow it
+    out = parallel.map_units(threads_and_cache, [0, 1, 2], progress=False)
+    assert out == [(1, str(tmp_path / "elsewhere"))] * 3
+    assert parallel.map_units(nested, [1, 5], progress=False) == [[1, 4], [25, 36]]
+
+
+def test_cluster_unit_error_names_unit_and_notebook(on_cluster, monkeypatch):
+    monkeypatch.setenv("HELPERS_NOTEBOOK", "07_mine")
+    with pytest.raises(parallel.UnitError, match=r"unit 'pair c' of 07_mine failed: ValueError: three"):
+        parallel.map_units(fail_on_three, [1, 2, 3, 4], names=["pair a", "pair b", "pair c", "pair d"],
+                           progress=False)  # fmt: skip
+
+
+def test_two_units_writing_one_cache_key_leave_one_complete_entry(on_cluster):
+    from helpers.cache import cache_path
+
+    assert parallel.map_units(slow_cached, [0, 1], progress=False) == [7000.0, 7000.0]
+    path = cache_path("race", {"k": 1})
+    files = sorted(p.name for p in path.parent.iterdir())
+    assert files == [path.name], files  # no temporary or lock file left behind
+    with np.load(path) as data:
+        assert data["v"].shape == (1000,) and float(data["v"].sum()) == 7000.0
+
+
+def test_a_killed_worker_fails_clearly_and_a_rerun_resumes_from_the_cache(tmp_path, monkeypatch):
+    from helpers.cache import cache_path
+
+    ex = parallel.start(2)
+    monkeypatch.setattr(parallel, "_NOTEBOOK_EXECUTOR", ex)
+    marker, survivor = str(tmp_path / "marker"), tmp_path / "survivor"
+    survivor.write_text("exists: this unit just returns")
+    try:
+        assert parallel.map_units(cached_square, [2, 3], progress=False) == [4, 9]
+        t0 = time.perf_counter()
+        with pytest.raises(parallel.UnitError, match=r"unit 'killer' of .* failed \(its worker died"):
+            parallel.map_units(die_unless_marked, [marker, str(survivor)], names=["killer", "twin"], progress=False)
+        assert time.perf_counter() - t0 < 60
+    finally:
+        ex.close()
+    # the re-run reads the finished units back from the cache and completes
+    assert cache_path("squares", {"x": 2}).exists() and cache_path("squares", {"x": 3}).exists()
+    monkeypatch.setattr(parallel, "_NOTEBOOK_EXECUTOR", None)
+    monkeypatch.setenv("HELPERS_WORKERS", "1")
+    assert parallel.map_units(die_unless_marked, [marker, marker], progress=False) == [1, 1]
+
+
+def test_unreachable_scheduler_fails_within_seconds():
+    t0 = time.perf_counter()
+    with pytest.raises(parallel.ExecutorError, match=r"--scheduler: no Dask scheduler answered at tcp://127.0.0.1:9"):
+        parallel.start(scheduler="tcp://127.0.0.1:9")
+    assert time.perf_counter() - t0 < 15
+    with pytest.raises(InputValidationError, match="--scheduler: expected an address like tcp://HOST:PORT"):
+        parallel.start(scheduler="localhost")
+    with pytest.raises(InputValidationError, match="--workers and --scheduler"):
+        parallel.start(2, scheduler="tcp://127.0.0.1:9")
+
+
+def test_set_threads_is_capped_by_the_executor(monkeypatch):
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        monkeypatch.delenv("HELPERS_THREADS", raising=False)
+        assert parallel.set_threads(2) == 2
+        monkeypatch.setenv("HELPERS_THREADS", "1")
+        assert parallel.set_threads(2) == 1 and parallel.set_threads(0) == 1
+        monkeypatch.setenv("HELPERS_THREADS", "zero")
+        with pytest.raises(InputValidationError, match="HELPERS_THREADS"):
+            parallel.set_threads(1)
+    finally:
+        torch.set_num_threads(before)

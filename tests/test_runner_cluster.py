@@ -1,0 +1,197 @@
+"""The runner on a Dask cluster: notebooks side by side in dependency order, unit failures, bad options, and an
+external scheduler with workers started separately (tiny notebooks built by the tests)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import write_notebook
+
+from helpers import runner
+
+STAMP = "import json, os, time\n"
+
+
+def _stamped(path: Path, seconds: float, needs: list[str] | None = None) -> Path:
+    """A notebook that records when it ran (start, end) into a file of the run's folder, sleeping in between."""
+    write_notebook(
+        path,
+        "n = 1",
+        [
+            STAMP + f"t0 = time.time()\ntime.sleep({seconds})",
+            "from helpers.results import record\nrecord('n', n)\n"
+            "out = os.path.join(os.environ['HELPERS_RUNS'], 'stamps')\nos.makedirs(out, exist_ok=True)\n"
+            f"json.dump([t0, time.time()], open(os.path.join(out, '{path.stem}.json'), 'w'))",
+        ],
+    )
+    if needs:
+        nb = nbformat.read(str(path), as_version=4)
+        nb.metadata["helpers"] = {"needs": needs}
+        nbformat.write(nb, str(path))
+    return path
+
+
+@pytest.fixture()
+def graph_dir(tmp_path, monkeypatch):
+    d = tmp_path / "notebooks"
+    (d / "profiles").mkdir(parents=True)
+    _stamped(d / "01_slow.ipynb", 6)
+    _stamped(d / "02_quick.ipynb", 2)
+    _stamped(d / "03_after_01.ipynb", 0, needs=["01_slow"])
+    write_notebook(
+        d / "04_units.ipynb",
+        "bad = 3",
+        [
+            "from helpers.parallel import map_units\n\ndef check(x):\n    if x == bad:\n"
+            "        raise ValueError('unit input rejected')\n    return x",
+            "out = map_units(check, [1, 2, 3, 4], names=['a', 'b', 'c', 'd'], progress=False)",
+        ],
+    )
+    monkeypatch.setenv("HELPERS_NOTEBOOKS", str(d))
+    return d
+
+
+def _stamps() -> dict[str, list[float]]:
+    folder = runner.runs_dir() / "stamps"
+    return {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
+
+
+def test_cluster_runs_independent_notebooks_side_by_side_and_dependents_after(graph_dir):
+    runs = runner.run_notebooks(profile="smoke", only=["01", "02", "03"], workers=2, echo=False)
+    assert [r.status for r in runs] == ["ok", "ok", "ok"]
+    s = _stamps()
+    assert s["02_quick"][0] < s["01_slow"][1], "02 waited for 01 although it does not need it"
+    assert s["03_after_01"][0] >= s["01_slow"][1], "03 started before 01, which it needs, had finished"
+    status = json.loads((runner.runs_dir() / "smoke" / "run_status.json").read_text())
+    whole = status["_run"]
+    assert whole["executor"] == "local cluster" and whole["workers"] == 2 and whole["threads_per_worker"] == [1]
+    assert whole["status"] == "ok" and whole["load_avg_samples"]
+    # side by side: the wall clock is less than the notebooks' times added up
+    assert whole["wall_s"] < sum(r.wall_s for r in runs)
+
+
+def test_a_failing_unit_names_notebook_cell_and_unit_and_the_others_finish(graph_dir):
+    runs = {r.notebook: r for r in runner.run_notebooks(profile="smoke", only=["02", "04"], workers=2, echo=False)}
+    assert runs["02_quick"].status == "ok"
+    bad = runs["04_units"]
+    assert bad.status == "failed" and bad.failed_cell == 3
+    assert "unit 'c' of 04_units failed: ValueError: unit input rejected" in bad.error
+
+
+def test_dependency_cycle_and_unknown_need_are_refused(graph_dir):
+    from helpers.errors import ProfileError
+
+    _stamped(graph_dir / "05_a.ipynb", 0, needs=["06_b"])
+    _stamped(graph_dir / "06_b.ipynb", 0, needs=["05_a"])
+    with pytest.raises(ProfileError, match="cycle among 05_a, 06_b"):
+        runner.run_notebooks(profile="smoke", only=["05", "06"], echo=False)
+    _stamped(graph_dir / "07_c.ipynb", 0, needs=["99_missing"])
+    with pytest.raises(ProfileError, match="unknown notebook"):
+        runner.run_notebooks(profile="smoke", only=["07"], echo=False)
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "two", "1.5"])
+def test_cli_refuses_bad_worker_counts_before_writing_anything(graph_dir, bad):
+    proc = subprocess.run([sys.executable, "-m", "helpers", "run", "--profile", "smoke", "--workers", bad],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 2 and "--workers" in proc.stderr and "whole number >= 1" in proc.stderr
+    assert not (runner.runs_dir() / "smoke").exists()
+
+
+def test_cli_unreachable_scheduler_is_a_clear_error_within_seconds(graph_dir):
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "helpers", "run", "--profile", "smoke", "--scheduler", "tcp://127.0.0.1:9"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "--scheduler: no Dask scheduler answered at tcp://127.0.0.1:9" in proc.stderr
+    assert time.perf_counter() - t0 < 30
+    assert not (runner.runs_dir() / "smoke").exists()
+
+
+def _start(cmd: list[str], **kw) -> subprocess.Popen:
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
+
+
+def _scheduler(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    sched_file = tmp_path / "scheduler.json"
+    dask = str(Path(sys.executable).with_name("dask"))
+    proc = _start([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                   "--scheduler-file", str(sched_file)])  # fmt: skip
+    for _ in range(300):
+        if sched_file.exists() and sched_file.read_text().strip():
+            break
+        time.sleep(0.1)
+    return proc, sched_file
+
+
+def test_separately_started_scheduler_and_workers_run_the_notebooks(graph_dir, tmp_path):
+    """`dask scheduler` and two `dask worker` processes on 127.0.0.1, then `helpers run --scheduler ADDRESS`."""
+    sched, sched_file = _scheduler(tmp_path)
+    dask = str(Path(sys.executable).with_name("dask"))
+    workers = [_start([dask, "worker", "--scheduler-file", str(sched_file), "--nthreads", "1", "--no-dashboard",
+                       "--host", "127.0.0.1"]) for _ in range(2)]  # fmt: skip
+    try:
+        address = json.loads(sched_file.read_text())["address"]
+        proc = subprocess.run(
+            [sys.executable, "-m", "helpers", "run", "--profile", "smoke", "--only", "01", "02", "03",
+             "--scheduler", address, "--no-progress"],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        status = json.loads((runner.runs_dir() / "smoke" / "run_status.json").read_text())
+        assert status["_run"]["executor"] == "cluster" and status["_run"]["scheduler"] == address
+        assert status["_run"]["workers"] == 2
+        assert {status[k]["status"] for k in ("01_slow", "02_quick", "03_after_01")} == {"ok"}
+    finally:
+        for p in [*workers, sched]:
+            p.terminate()
+        for p in [*workers, sched]:
+            p.wait(timeout=30)
+
+
+def test_a_cluster_whose_workers_lack_the_package_is_refused(graph_dir, tmp_path):
+    """A worker whose Python cannot import helpers (shadowed by a broken package first on its path)."""
+    shadow = tmp_path / "shadow" / "helpers"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('helpers is not installed on this worker')\n")
+    sched, sched_file = _scheduler(tmp_path)
+    dask = str(Path(sys.executable).with_name("dask"))
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(shadow.parent)}
+    worker = _start([dask, "worker", "--scheduler-file", str(sched_file), "--nthreads", "1", "--no-dashboard",
+                     "--host", "127.0.0.1", "--no-nanny"], env=env, cwd=str(tmp_path))  # fmt: skip
+    try:
+        address = json.loads(sched_file.read_text())["address"]
+        proc = subprocess.run(
+            [sys.executable, "-m", "helpers", "run", "--profile", "smoke", "--only", "02", "--scheduler", address],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert f"--scheduler: the workers of {address} cannot run this project's code" in proc.stderr
+        assert not (runner.runs_dir() / "smoke").exists()
+    finally:
+        for p in (worker, sched):
+            p.terminate()
+            p.wait(timeout=30)
+
+
+def test_the_projects_graph_runs_06_after_what_it_reads():
+    """06 reads 01's SCAN pipeline, 03's models and 05's setups from the cache: it is declared to need them, and
+    both the in-process order and the cluster's graph put it after them."""
+    from helpers.graph import dependency_order
+
+    notebooks = runner.list_notebooks()
+    graph = dependency_order(notebooks, [p.stem for p in notebooks])
+    assert set(graph["06_benchmark"]) == {"01_discriminator_bounds", "03_self_training", "05_mde"}
+    assert all(not needs for stem, needs in graph.items() if stem != "06_benchmark")
+    order = [p.stem for p in runner._topological(list(reversed(notebooks)), graph)]
+    assert order.index("06_benchmark") > max(order.index(n) for n in graph["06_benchmark"])
