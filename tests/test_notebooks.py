@@ -73,3 +73,39 @@ def test_example_notebook_resumes_training_from_its_checkpoint():
     steps = first_line.split(" steps")[0]
     assert "trained from scratch" in first_line, first_line
     assert f"resumed from step {steps}" in second_line, second_line  # nothing retrained
+
+
+def _comparable_records(folder) -> dict[tuple, float]:
+    """Every record of a run's results folder but times (unit "s", names with "seconds"/"wall"): (notebook, name,
+    labels) -> value."""
+    out = {}
+    for path in sorted(folder.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            r = json.loads(line)
+            if r["unit"] == "s" or any(w in r["name"] for w in ("seconds", "wall", "time")):
+                continue
+            out[(r["notebook"], r["name"], json.dumps(r["labels"], sort_keys=True))] = r["value"]
+    return out
+
+
+@pytest.mark.slow
+def test_smoke_on_a_two_worker_cluster_records_what_one_process_records(tmp_path, monkeypatch):
+    """Four notebooks side by side on a local cluster (01's tasks, 03's training jobs, 05's setups and 06's
+    self-training sources as units on the workers; 06 after 01, 03 and 05) give the same records as everything in
+    one process: each kernel and unit runs on one torch thread in both (the smoke profiles of these four set 1),
+    and each unit seeds itself."""
+    if not _data_present():
+        pytest.skip("real data not found: set HELPERS_DATA to the data directory (see data/README.md)")
+    chosen = ["01_discriminator_bounds", "03_self_training", "05_mde", "06_benchmark"]
+    records = {}
+    for workers in (2, 1):
+        out = tmp_path / f"workers{workers}"
+        monkeypatch.setenv("HELPERS_CACHE", str(tmp_path / f"cache{workers}"))  # each run computes everything
+        runs = runner.run_notebooks(profile="smoke", only=chosen, workers=workers, output_dir=out, echo=False)
+        assert [r.status for r in runs] == ["ok"] * 4, [(r.notebook, r.failed_cell, r.error) for r in runs]
+        records[workers] = _comparable_records(out / "results")
+        status = json.loads((out / "run_status.json").read_text())["_run"]
+        assert status["workers"] == workers and status["status"] == "ok"
+    assert records[2].keys() == records[1].keys() and len(records[1]) > 20
+    differ = {k: (records[2][k], v) for k, v in records[1].items() if records[2][k] != v}
+    assert not differ, differ

@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from helpers.benchmark import BenchmarkResult
@@ -160,3 +161,35 @@ def test_metaset_specs_are_notebook_05s_fit_sets():
     assert {step[0] for s in text for step in s.steps} <= set(p5["text_fit_names"])
     with pytest.raises(InputValidationError, match="modality"):
         me.metaset_specs(p5, "audio")
+
+
+@pytest.mark.slow
+def test_selftraining_grid_by_source_equals_one_call_over_all_pairs(monkeypatch):
+    """One unit per source (here in this process, HELPERS_WORKERS=1) gives the tasks and rows of one call."""
+    from conftest import shared_data_dir
+
+    if shared_data_dir() is None:
+        pytest.skip("real data not found: set HELPERS_DATA (USPS)")
+    from helpers import parallel
+    from helpers.experiments.p3_selftraining import digits_pairs
+    from helpers.experiments.p6_benchmark.selftrain import digits_config, selftraining_grid_by_source
+
+    monkeypatch.setenv("HELPERS_WORKERS", "1")
+    monkeypatch.setattr(parallel, "_NOTEBOOK_EXECUTOR", None)
+    names = ["digits->usps", "usps->digits", "digits->contrast:5"]
+    cfg = digits_config(f_epochs=1, dann_epochs=1, num_models=1, rounds=1, ens_size=1)
+    kw = dict(family="digits-usps", n_boot=20, seed=0)
+    one = selftraining_grid(digits_pairs(targets=names, seed=0), cfg, self_training_pairs=["usps->digits"], **kw)
+    by = selftraining_grid_by_source("digits", names, cfg, load_kwargs={"seed": 0},
+                                     self_training_pairs=["usps->digits"], progress=False, **kw)  # fmt: skip
+    assert [t.name for t in by.tasks] == [t.name for t in one.tasks] == ["digits-usps/digits/cnn_bn", "digits-usps/usps/cnn_bn"]
+    for a, b in zip(one.tasks, by.tasks):
+        assert list(a.targets) == list(b.targets)
+        for name in a.targets:
+            np.testing.assert_array_equal(a.targets[name].logits, b.targets[name].logits)
+    cols = [c for c in one.rows.columns if c != "seconds"]
+    pd.testing.assert_frame_equal(one.rows[cols], by.rows[cols])
+    with pytest.raises(InputValidationError, match="not among the pairs"):
+        selftraining_grid_by_source("digits", names, cfg, self_training_pairs=["digits->mnist"])
+    with pytest.raises(InputValidationError, match="kind: expected 'amazon' or 'digits'"):
+        selftraining_grid_by_source("mnist", names, cfg)

@@ -11,6 +11,7 @@ from helpers.experiments.p1_bounds.pipeline import (
     TaskResult,
     parser_is_trained,
     run_task,
+    run_task_unit,
 )
 from helpers.experiments.p1_bounds.tasks import TASKS, Seq2SeqTask, load_task, render_scan_output
 
@@ -24,4 +25,5 @@ __all__ = [
     "TaskResult",
     "parser_is_trained",
     "run_task",
+    "run_task_unit",
 ]

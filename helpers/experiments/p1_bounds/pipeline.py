@@ -320,6 +320,13 @@ def run_task(
     )
 
 
+def run_task_unit(job: tuple[Seq2SeqTask, PipelineConfig]) -> TaskResult:
+    """``run_task(task, config, progress=False)`` for ``job = (task, config)``: one task's whole pipeline as a unit
+    of :func:`helpers.parallel.map_units`, so that notebook 01 runs its tasks side by side."""
+    task, config = job
+    return run_task(task, config, progress=False)
+
+
 def _constraints(task, cfg, inputs) -> dict:
     """The task's decoding constraints for these inputs (tag dictionary per ``cfg.decode_tag_dictionary``)."""
     return task.decode_constraints(inputs, dictionary_min_count=cfg.decode_tag_dictionary)

@@ -324,23 +324,28 @@ def _evaluate_quietly(pair: DomainPair, cfg: RunConfig, arch: str) -> None:
     evaluate_pair(pair, cfg, arch=arch)
 
 
+def _call(job: tuple[Callable[..., None], tuple]) -> None:
+    fn, args = job
+    fn(*args)
+
+
 def precompute(
-    jobs: Sequence[tuple[DomainPair, RunConfig, str]], *, workers: int = 2, progress: bool = True
+    jobs: Sequence[tuple[DomainPair, RunConfig, str]], *, workers: int = 0, progress: bool = True
 ) -> None:
-    """Fill the cache for ``(pair, cfg, arch)`` jobs in ``workers`` processes of one torch thread each.
+    """Fill the cache for ``(pair, cfg, arch)`` jobs, each training loop a unit on the executor's workers.
 
-    The small models of paper 3 keep one core busy per training loop, so on a 2-core CPU two loops in two
-    processes finish in about half the time of one process with two threads.  Stage 1 trains what is shared by
-    every target of a source (f, the Ens Avg Conf pool, the T_RI pool), stage 2 the DANN h_0 of each pair (shared
-    by T_RM and Proxy Risk), stage 3 runs each (pair, f) job; all
-    write only to the cache (checkpoints and :func:`helpers.cache.cached_arrays`), so afterwards
-    :func:`evaluate_pair` in the calling process reads everything back, and an interrupted run keeps every job it
-    finished.  ``workers <= 1`` runs the same stages in this process.
+    The small models of paper 3 keep one core busy per training loop (one torch thread each), so on a 2-core CPU
+    two loops on two workers finish in about half the time of one process with two threads.  Stage 1 trains what
+    is shared by every target of a source (f, the Ens Avg Conf pool, the T_RI pool), stage 2 the DANN h_0 of each
+    pair (shared by T_RM and Proxy Risk), stage 3 runs each (pair, f) job; all write only to the cache
+    (checkpoints and :func:`helpers.cache.cached_arrays`), so afterwards :func:`evaluate_pair` in the calling
+    process reads everything back, and an interrupted run keeps every job it finished.  ``workers == 1`` runs the
+    same stages in this process; otherwise the units go to :func:`helpers.parallel.map_units` (the runner's
+    cluster, or a local one).
     """
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from multiprocessing import get_context
-
     from tqdm.auto import tqdm
+
+    from helpers.parallel import map_units
 
     shared, seen = [], set()
     for pair, cfg, arch in jobs:
@@ -352,23 +357,21 @@ def precompute(
         wanted.append(("h0", "dann", pair.key))
         for what, a, data_key in wanted:
             key = (what, a, data_key, repr(cfg))
-            if key not in seen:  # each shared model is trained by exactly one worker
+            if key not in seen:  # each shared model is trained by exactly one unit
                 seen.add(key)
-                shared.append((what, (_train_shared_model, (pair, cfg, what, a))))
-    stage1 = [job for what, job in shared if what == "pool"] + [job for what, job in shared if what == "f"]
-    stage2 = [job for what, job in shared if what == "h0"]
-    stage3 = [(_evaluate_quietly, (pair, cfg, arch)) for pair, cfg, arch in jobs]
-    stages = (("source models", stage1), ("h0", stage2), ("pairs", stage3))
-    if workers <= 1:
-        for name, stage in stages:
-            for fn, args in tqdm(stage, desc=name, disable=not progress):
-                fn(*args)
-        return
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        for name, stage in stages:  # a stage starts when the one it depends on has finished
-            futures = [pool.submit(fn, *args) for fn, args in stage]
-            for fut in tqdm(as_completed(futures), total=len(futures), desc=name, disable=not progress):
-                fut.result()
+                shared.append((what, f"{what} {a} {data_key}", (_train_shared_model, (pair, cfg, what, a))))
+    stage1 = [(n, job) for what, n, job in shared if what == "pool"] + [
+        (n, job) for what, n, job in shared if what == "f"
+    ]
+    stage2 = [(n, job) for what, n, job in shared if what == "h0"]
+    stage3 = [(f"{pair.key} f={arch}", (_evaluate_quietly, (pair, cfg, arch))) for pair, cfg, arch in jobs]
+    for name, stage in (("source models", stage1), ("h0", stage2), ("pairs", stage3)):
+        # a stage starts when the one it depends on has finished
+        if workers == 1:
+            for _, job in tqdm(stage, desc=name, disable=not progress):
+                _call(job)
+        else:
+            map_units(_call, [job for _, job in stage], names=[n for n, _ in stage], desc=name, progress=progress)
 
 
 def evaluate_pair(

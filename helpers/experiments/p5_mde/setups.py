@@ -33,7 +33,7 @@ from helpers.training import features_and_logits
 
 __all__ = [
     "Setup", "notebook_parameters", "this_run", "cifar_setup", "digits_setup", "usps_setup", "text_setup",
-    "metaset_specs",
+    "metaset_specs", "SETUPS", "precompute_outputs",
 ]  # fmt: skip
 
 NOTEBOOK = "05_mde"
@@ -341,3 +341,31 @@ def text_setup(p: Mapping[str, Any]) -> Setup:
              "minilm": [p["text_minilm_n_train"], p["text_minilm_max_tokens"]], "init": True},
         models=models,
     )  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------------ parallel units
+#: every setup by its name (the ``setup`` column)
+SETUPS: dict[str, Callable[[Mapping[str, Any]], Setup]] = {
+    "cifar10": cifar_setup, "digits": digits_setup, "usps_to_digits": usps_setup, "text": text_setup,
+}  # fmt: skip
+
+
+def _outputs_unit(job: tuple[str, Mapping[str, Any]]) -> None:
+    name, p = job
+    SETUPS[name](p).outputs(progress=False)
+
+
+def precompute_outputs(p: Mapping[str, Any], setups: Sequence[str] = tuple(SETUPS), *, progress: bool = True) -> None:
+    """Every model output of ``setups`` (sets and reference, each setup's models trained or restored on the way)
+    into the cache, one unit per setup on the executor's workers (:func:`helpers.parallel.map_units`).
+
+    One unit per setup, not per model: a set's corrupted inputs are built once for all of a setup's models.  The
+    notebook's :meth:`Setup.frame` calls then read the outputs back; notebook 06 reads the same entries.
+    """
+    from helpers.parallel import map_units
+
+    unknown = sorted(set(setups) - set(SETUPS))
+    if unknown:
+        raise InputValidationError(f"setups: unknown {unknown}; expected some of {list(SETUPS)}")
+    names = list(setups)
+    map_units(_outputs_unit, [(n, dict(p)) for n in names], names=names, desc="setup outputs", progress=progress)

@@ -36,7 +36,10 @@ from helpers.cache import cache_key, cached_arrays
 from helpers.data.metaset import ShiftSpec, apply_image_shift, apply_text_shift
 from helpers.estimators.bootstrap import percentile_interval
 
-__all__ = ["SelfTrainingGrid", "amazon_config", "digits_config", "selftraining_grid", "SELF_TRAINING_METHODS"]
+__all__ = [
+    "SelfTrainingGrid", "amazon_config", "digits_config", "selftraining_grid", "selftraining_grid_by_source",
+    "SELF_TRAINING_METHODS",
+]  # fmt: skip
 
 SELF_TRAINING_METHODS = ("self_training_ri", "self_training_rm")
 
@@ -204,3 +207,55 @@ def selftraining_grid(
                 )
     frame = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
     return SelfTrainingGrid(tasks, frame)
+
+
+def _load_pairs(kind: str, names: Sequence[str], load_kwargs: dict) -> list:
+    from helpers.experiments.p3_selftraining import amazon_pairs, digits_pairs
+
+    if kind == "amazon":
+        return amazon_pairs(pairs=[tuple(n.split("->")) for n in names], **load_kwargs)
+    return digits_pairs(targets=list(names), **load_kwargs)
+
+
+def _grid_unit(job: tuple) -> SelfTrainingGrid:
+    kind, names, load_kwargs, cfg, grid_kwargs = job
+    return selftraining_grid(_load_pairs(kind, names, load_kwargs), cfg, **grid_kwargs)
+
+
+def selftraining_grid_by_source(
+    kind: str,
+    names: Sequence[str],
+    cfg,
+    *,
+    load_kwargs: dict | None = None,
+    self_training_pairs: Sequence[str] = (),
+    progress: bool = True,
+    **grid_kwargs,
+) -> SelfTrainingGrid:
+    """:func:`selftraining_grid` on the ``"source->target"`` pairs ``names``, one unit per source on the executor's
+    workers (:func:`helpers.parallel.map_units`): a source's models, tasks and self-training rows depend on that
+    source's pairs only, and every pair is loaded with its own seeded generators, so the tasks and rows are those
+    of one call over all pairs, in the same order (the rows' ``seconds`` are each unit's own measurement).
+
+    ``kind``: ``"amazon"`` (:func:`~helpers.experiments.p3_selftraining.amazon_pairs`) or ``"digits"``
+    (:func:`~helpers.experiments.p3_selftraining.digits_pairs`); each unit loads its own pairs with ``load_kwargs``.
+    """
+    from helpers.errors import InputValidationError
+    from helpers.parallel import map_units
+
+    if kind not in ("amazon", "digits"):
+        raise InputValidationError(f"kind: expected 'amazon' or 'digits', got {kind!r}")
+    unknown = sorted(set(self_training_pairs) - set(names))
+    if unknown:
+        raise InputValidationError(f"self_training_pairs: {unknown} are not among the pairs {sorted(names)}")
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(name.split("->")[0], []).append(name)
+    jobs = [
+        (kind, group, dict(load_kwargs or {}), cfg,
+         {**grid_kwargs, "self_training_pairs": [n for n in self_training_pairs if n in group]})
+        for group in groups.values()
+    ]  # fmt: skip
+    grids = map_units(_grid_unit, jobs, names=list(groups), desc=f"{kind} sources", progress=progress)
+    rows = [g.rows for g in grids if len(g.rows)]
+    return SelfTrainingGrid([t for g in grids for t in g.tasks], pd.concat(rows, ignore_index=True) if rows else pd.DataFrame())
