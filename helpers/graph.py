@@ -68,10 +68,12 @@ def run_graph(
     """Run ``notebooks`` by ``graph`` with at most ``slots`` in flight.
 
     ``submit(nb)`` starts one and returns a handle; ``wait_one(handles)`` blocks until one of them is done and
-    returns it; ``finished(nb, handle)`` is called for each, in this thread.  Among ready notebooks the earlier in
-    ``notebooks`` starts first.
+    returns it; ``finished(nb, handle)`` is called for each, in this thread.  Among ready notebooks, those that
+    more notebooks wait for (directly or not) start first, so that the dependents' wait is short and the
+    independent notebooks fill the machine while the last ones run; then the order of ``notebooks``.
     """
-    pending = list(notebooks)
+    waiting_on = {nb.stem: len(_dependents(nb.stem, graph)) for nb in notebooks}
+    pending = sorted(notebooks, key=lambda nb: -waiting_on[nb.stem])  # stable: ties keep the given order
     in_flight: dict[Any, tuple[Path, float]] = {}
     done: set[str] = set()
 
@@ -93,3 +95,13 @@ def run_graph(
         done.add(nb.stem)
         finished(nb, handle)
         say(f"finished {nb.stem} after {time.perf_counter() - t0:.0f} s")
+
+
+def _dependents(stem: str, graph: dict[str, list[str]]) -> set[str]:
+    """Every notebook that needs ``stem``, directly or through others."""
+    out: set[str] = set()
+    frontier = {stem}
+    while frontier:
+        frontier = {s for s, needs in graph.items() if set(needs) & frontier} - out
+        out |= frontier
+    return out

@@ -21,9 +21,12 @@ Why nothing deadlocks or oversubscribes
 The runner submits each notebook as a task; the task *secedes* from its worker's thread pool
 (:func:`distributed.secede`) before it starts the notebook's kernel, because a kernel mostly waits on its own units.
 The notebook's kernel is handed the scheduler's address (``$HELPERS_SCHEDULER``) and submits its units to the same
-cluster, where they take the worker threads.  The runner keeps at most as many notebooks in flight as the cluster
-has worker threads, so the machine runs at most one kernel and one unit per core at a time.  A unit never submits
-units: a :func:`map_units` call made on a worker runs its items in that worker, one after another.
+cluster, where they take the worker threads.  The runner keeps one notebook more in flight than the cluster has
+worker threads, those that others need first (:mod:`helpers.graph`): a kernel waiting on its units uses no core,
+and one more notebook keeps the cores busy meanwhile.  At worst (every kernel computing) a machine of N worker
+threads runs N + 1 kernels beside N units: single-threaded processes, which the operating system shares fairly,
+never N threads per process on N cores.  A unit never submits units: a :func:`map_units` call made on a worker runs
+its items in that worker, one after another.
 
 Reproducibility
 ---------------

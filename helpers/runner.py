@@ -573,7 +573,8 @@ def _run_on(ex, todo, graph, settings, status_path, *, echo) -> dict[str, Notebo
                 finished(nb, run)
 
             say = (lambda m: print(f"[{profile}] {m}", flush=True)) if echo else None
-            run_graph([nb for nb, _ in todo], graph, submit, wait_one, finished_future, slots=ex.slots, echo=say)
+            # one notebook more than worker threads: a kernel that waits on its units leaves its core to the others
+            run_graph([nb for nb, _ in todo], graph, submit, wait_one, finished_future, slots=ex.slots + 1, echo=say)
     finally:
         info["wall_s"] = round(time.perf_counter() - t_start, 1)
         info["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")

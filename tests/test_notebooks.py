@@ -90,19 +90,19 @@ def _comparable_records(folder) -> dict[tuple, float]:
 
 @pytest.mark.slow
 def test_smoke_on_a_two_worker_cluster_records_what_one_process_records(tmp_path, monkeypatch):
-    """Four notebooks side by side on a local cluster (01's tasks, 03's training jobs, 05's setups and 06's
-    self-training sources as units on the workers; 06 after 01, 03 and 05) give the same records as everything in
-    one process: each kernel and unit runs on one torch thread in both (the smoke profiles of these four set 1),
+    """Five notebooks side by side on a local cluster (01's tasks, 02's models, 03's training jobs, 05's setups and
+    06's self-training sources as units on the workers; 06 after 01, 03 and 05) give the same records as everything
+    in one process: each kernel and unit runs on one torch thread in both (the smoke profiles of these five set 1),
     and each unit seeds itself."""
     if not _data_present():
         pytest.skip("real data not found: set HELPERS_DATA to the data directory (see data/README.md)")
-    chosen = ["01_discriminator_bounds", "03_self_training", "05_mde", "06_benchmark"]
+    chosen = ["01_discriminator_bounds", "02_selective_answering", "03_self_training", "05_mde", "06_benchmark"]
     records = {}
     for workers in (2, 1):
         out = tmp_path / f"workers{workers}"
         monkeypatch.setenv("HELPERS_CACHE", str(tmp_path / f"cache{workers}"))  # each run computes everything
         runs = runner.run_notebooks(profile="smoke", only=chosen, workers=workers, output_dir=out, echo=False)
-        assert [r.status for r in runs] == ["ok"] * 4, [(r.notebook, r.failed_cell, r.error) for r in runs]
+        assert [r.status for r in runs] == ["ok"] * 5, [(r.notebook, r.failed_cell, r.error) for r in runs]
         records[workers] = _comparable_records(out / "results")
         status = json.loads((out / "run_status.json").read_text())["_run"]
         assert status["workers"] == workers and status["status"] == "ok"

@@ -41,6 +41,7 @@ from helpers.estimators import softmax
 from helpers.paths import cache_dir
 
 __all__ = [
+    "suite_predictions_by_model",
     "SUITE",
     "DESCRIPTIONS",
     "RECIPES",
@@ -408,9 +409,15 @@ def suite_predictions(
         n_tr = min(cfg.n_train_minilm, len(data.train_text)) if is_minilm else len(data.train_text)
         settings = repr((sorted(asdict(recipe).items()), cfg.vocab_size if not is_minilm else None))
         # the model and training code's version too, so an edit retrains (checkpoints and logits are keyed by it)
-        run_key = f"{name}-n{n_tr}-{data_key['train']}-s{cfg.seed}-{_digest([settings])}-{code_version(*MODEL_CODE)}"
+        # "init": the initial weights are seeded per model (entries written before were not: never read them back)
+        run_key = f"{name}-n{n_tr}-{data_key['train']}-s{cfg.seed}-init-{_digest([settings])}-{code_version(*MODEL_CODE)}"
 
         def compute(name=name, recipe=recipe, n_tr=n_tr, run_key=run_key):
+            from helpers.training import seed_everything
+
+            # the model's initial weights come from the global generator: seeded here, they do not depend on which
+            # models were trained (or read from the cache) before this one in the same process
+            seed_everything(cfg.seed)
             if name == "minilm_frozen":
                 res = _run_frozen(data, recipe, n_tr, run_key, progress)
             elif name.endswith("finetuned"):
@@ -423,6 +430,43 @@ def suite_predictions(
         got = cached_arrays("logits", key, compute)
         out[name] = {k: np.asarray(v) for k, v in got.items()}
     return out
+
+
+#: training seconds of the default recipes on 2 cores (figures/02_selective_answering_members): the longest start first
+_COST_RANK = ("lstm_minilm", "minilm_finetuned", "lstm_random", "minilm3_finetuned", "cnn_random", "minilm_frozen",
+              "cnn_minilm", "embsum_minilm", "embsum_random", "bow_sum")  # fmt: skip
+
+
+def _predictions_unit(job: tuple[dict, str, SuiteConfig]) -> dict[str, np.ndarray]:
+    load_kwargs, name, config = job
+    return suite_predictions(load_suite_data(**load_kwargs), models=[name], config=config, progress=False)[name]
+
+
+def suite_predictions_by_model(
+    load_kwargs: dict,
+    *,
+    models: Sequence[str] = SUITE,
+    config: SuiteConfig | None = None,
+    progress: bool = True,
+) -> dict[str, dict[str, np.ndarray]]:
+    """:func:`suite_predictions` with one unit per model on the executor's workers
+    (:func:`helpers.parallel.map_units`), the longest training first.
+
+    Each unit loads the data itself with :func:`load_suite_data` (``load_kwargs``: seeded, so every unit sees the
+    notebook's data) and every model seeds its own initial weights, so the outputs equal one call over all models.
+    """
+    from helpers.parallel import map_units
+
+    unknown = [m for m in models if m not in SUITE]
+    if unknown:
+        raise UnknownNameError("suite model", unknown[0], SUITE)
+    cfg = config or SuiteConfig()
+    for name in models:
+        cfg.recipe(name)  # validates the overrides before any training
+    rank = [len(_COST_RANK) - _COST_RANK.index(m) if m in _COST_RANK else 0 for m in models]
+    outs = map_units(_predictions_unit, [(dict(load_kwargs), m, cfg) for m in models], names=list(models),
+                     desc="models", progress=progress, priorities=rank)  # fmt: skip
+    return dict(zip(models, outs))
 
 
 def predictions_frame(preds: dict[str, dict[str, np.ndarray]], data: SuiteData) -> pd.DataFrame:
