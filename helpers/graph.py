@@ -20,7 +20,7 @@ from typing import Any
 
 from helpers.errors import ProfileError
 
-__all__ = ["notebook_needs", "dependency_order", "run_graph"]
+__all__ = ["notebook_needs", "dependency_order", "dependents", "run_graph"]
 
 
 def notebook_needs(notebook: Path) -> list[str]:
@@ -68,12 +68,14 @@ def run_graph(
     """Run ``notebooks`` by ``graph`` with at most ``slots`` in flight.
 
     ``submit(nb)`` starts one and returns a handle; ``wait_one(handles)`` blocks until one of them is done and
-    returns it; ``finished(nb, handle)`` is called for each, in this thread.  Among ready notebooks, those that
+    returns it (or None after a while without one: the console is told what still runs); ``finished(nb, handle)``
+    is called for each, in this thread.  Among ready notebooks, those that
     more notebooks wait for (directly or not) start first, so that the dependents' wait is short and the
     independent notebooks fill the machine while the last ones run; then the order of ``notebooks``.
     """
-    waiting_on = {nb.stem: len(_dependents(nb.stem, graph)) for nb in notebooks}
+    waiting_on = {nb.stem: len(dependents(nb.stem, graph)) for nb in notebooks}
     pending = sorted(notebooks, key=lambda nb: -waiting_on[nb.stem])  # stable: ties keep the given order
+    t_start = time.perf_counter()
     in_flight: dict[Any, tuple[Path, float]] = {}
     done: set[str] = set()
 
@@ -81,7 +83,8 @@ def run_graph(
         if echo:
             running = ", ".join(nb.stem for nb, _ in in_flight.values()) or "-"
             waiting = ", ".join(nb.stem for nb in pending) or "-"
-            echo(f"{event}  [running: {running}; waiting: {waiting}; load {os.getloadavg()[0]:.1f}]")
+            load = f"; load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
+            echo(f"{event}  [running: {running}; waiting: {waiting}{load}]")
 
     while pending or in_flight:
         for nb in [nb for nb in pending if set(graph.get(nb.stem, [])) <= done]:
@@ -91,13 +94,16 @@ def run_graph(
             in_flight[submit(nb)] = (nb, time.perf_counter())
             say(f"started {nb.stem}")
         handle = wait_one(list(in_flight))
+        if handle is None:
+            say(f"{(time.perf_counter() - t_start) / 60:.0f} min")
+            continue
         nb, t0 = in_flight.pop(handle)
         done.add(nb.stem)
         finished(nb, handle)
         say(f"finished {nb.stem} after {time.perf_counter() - t0:.0f} s")
 
 
-def _dependents(stem: str, graph: dict[str, list[str]]) -> set[str]:
+def dependents(stem: str, graph: dict[str, list[str]]) -> set[str]:
     """Every notebook that needs ``stem``, directly or through others."""
     out: set[str] = set()
     frontier = {stem}

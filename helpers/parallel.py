@@ -64,6 +64,7 @@ __all__ = [
 ENV_SCHEDULER = "HELPERS_SCHEDULER"
 ENV_WORKERS = "HELPERS_WORKERS"
 ENV_THREADS = "HELPERS_THREADS"
+ENV_PRIORITY = "HELPERS_PRIORITY"
 CONNECT_TIMEOUT_S = 5.0
 
 
@@ -304,7 +305,9 @@ def map_units(
         Progress-bar label, and whether to show it.
     priorities : sequence of int, optional
         On a cluster, units with a higher priority start first (e.g. the longest first, so that it does not start
-        last); default: in the order given.  Results are returned in the order of ``items`` either way.
+        last); default: in the order given.  The runner adds ``$HELPERS_PRIORITY`` (100 per notebook that waits for
+        this one), so the units of a notebook on the way to another go first.  Results are returned in the order
+        of ``items`` either way.
 
     Returns
     -------
@@ -338,6 +341,8 @@ def map_units(
     from distributed import as_completed
 
     env = _unit_env()
+    base = int(os.environ.get(ENV_PRIORITY) or 0)
+    priorities = [base + p for p in priorities]
     futures = [
         ex.client.submit(_run_unit, fn, item, ex.threads, env, key=f"{desc}-{name}-{os.urandom(4).hex()}", pure=False,
                          priority=priority)  # fmt: skip

@@ -48,6 +48,8 @@ __all__ = [
 ]
 
 PROFILES = ("smoke", "default", "full")
+#: on a cluster, how often (s) the console says what is still running and the load average is sampled
+HEARTBEAT_S = 120.0
 _PATH_VARS = ("HELPERS_DATA", "HELPERS_CACHE", "HELPERS_RUNS", "HELPERS_FIGURES")
 
 
@@ -557,12 +559,21 @@ def _run_on(ex, todo, graph, settings, status_path, *, echo) -> dict[str, Notebo
         else:
             from distributed import wait
 
+            from helpers.graph import dependents
+            from helpers.parallel import ENV_PRIORITY
+
             def submit(nb: Path):
-                return ex.client.submit(_notebook_task, nb, params_of[nb.stem], settings, executor_env,
+                # the units of a notebook that others wait for go before those of one that nobody waits for
+                env = {**executor_env, ENV_PRIORITY: str(100 * len(dependents(nb.stem, graph)))}
+                return ex.client.submit(_notebook_task, nb, params_of[nb.stem], settings, env,
                                         key=f"notebook-{nb.stem}-{os.urandom(4).hex()}", pure=False)  # fmt: skip
 
             def wait_one(futures):
-                return next(iter(wait(futures, return_when="FIRST_COMPLETED").done))
+                try:
+                    return next(iter(wait(futures, timeout=HEARTBEAT_S, return_when="FIRST_COMPLETED").done))
+                except TimeoutError:
+                    note_load()
+                    return None  # nothing finished for a while: run_graph says what is still running
 
             def finished_future(nb: Path, fut) -> None:
                 try:

@@ -167,3 +167,60 @@ def test_set_threads_is_capped_by_the_executor(monkeypatch):
             parallel.set_threads(1)
     finally:
         torch.set_num_threads(before)
+
+
+class GapEstimator:
+    """A user's estimator registered in the calling process only: reference accuracy shifted by the change in mean
+    top-logit gap (enough to check it runs on the workers)."""
+
+    name = "test_gap"
+
+    def fit(self, *, logits, labels):
+        self.ref_acc_ = float((logits.argmax(1) == labels).mean())
+        self.ref_gap_ = float(np.sort(logits, 1)[:, -1].mean() - np.sort(logits, 1)[:, -2].mean())
+        return self
+
+    def estimate(self, *, logits, interval=False):
+        from helpers.estimators import Estimate
+
+        gap = float(np.sort(logits, 1)[:, -1].mean() - np.sort(logits, 1)[:, -2].mean())
+        return Estimate(method=self.name, accuracy=float(np.clip(self.ref_acc_ + 0.1 * (gap - self.ref_gap_), 0, 1)),
+                        n=len(logits))  # fmt: skip
+
+
+def _tasks():
+    from helpers.benchmark import ShiftTask
+
+    out = []
+    for s in (1, 2, 3):
+        rng = np.random.default_rng(s)
+
+        def make(n, noise, rng=rng):
+            y = rng.integers(0, 4, n)
+            z = rng.normal(0, 1, (n, 4))
+            z[np.arange(n), y] += 3 - noise
+            return z, y
+
+        metas = {f"m{i}": make(150, 0.5 * i) for i in range(4)}
+        out.append(ShiftTask(f"task{s}", "fam" if s < 3 else "other", make(200, 0),
+                             {f"t{i}": make(150, 0.8 * i) for i in range(2)}, meta=metas))  # fmt: skip
+    return out
+
+
+def test_benchmark_by_task_on_a_cluster_equals_one_call_and_carries_registered_estimators(on_cluster):
+    import pandas as pd
+
+    from helpers.benchmark import run_benchmark, run_benchmark_by_task
+    from helpers.estimators import register_estimator
+    from helpers.estimators.registry import ESTIMATORS
+
+    tasks, methods = _tasks(), ["average_confidence", "atc_mc", "mde_normalized", "test_gap"]
+    register_estimator("test_gap", GapEstimator)
+    try:
+        one = run_benchmark(tasks, methods=methods, n_boot=30, seed=4, progress=False)
+        units = run_benchmark_by_task(tasks, methods=methods, n_boot=30, seed=4, progress=False)
+    finally:
+        ESTIMATORS.unregister("test_gap")
+    assert set(units.rows.method) == set(methods)
+    pd.testing.assert_frame_equal(one.rows.drop(columns="seconds"), units.rows.drop(columns="seconds"))
+    pd.testing.assert_frame_equal(one.skipped, units.skipped)

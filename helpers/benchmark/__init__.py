@@ -5,6 +5,7 @@
 ``width()``, ``seconds()``, ``ranks()``, ``summary()`` tables).
 """
 
+from helpers.benchmark.by_task import run_benchmark_by_task
 from helpers.benchmark.engine import (
     ACCURACY_METHODS,
     COLUMNS,
@@ -28,4 +29,5 @@ __all__ = [
     "applicable",
     "external_rows",
     "run_benchmark",
+    "run_benchmark_by_task",
 ]
