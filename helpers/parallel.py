@@ -137,7 +137,7 @@ class Executor:
 
     @property
     def slots(self) -> int:
-        """Worker threads of the cluster (1 in-process): how many notebooks the runner keeps in flight."""
+        """Worker threads of the cluster (1 in-process); the runner keeps one notebook more than this in flight."""
         if self.client is None:
             return 1
         info = self.client.scheduler_info()

@@ -175,12 +175,12 @@ class GapEstimator:
 
     name = "test_gap"
 
-    def fit(self, *, logits, labels):
+    def fit(self, *, logits, labels, features=None):
         self.ref_acc_ = float((logits.argmax(1) == labels).mean())
         self.ref_gap_ = float(np.sort(logits, 1)[:, -1].mean() - np.sort(logits, 1)[:, -2].mean())
         return self
 
-    def estimate(self, *, logits, interval=False):
+    def estimate(self, *, logits, features=None, interval=False):
         from helpers.estimators import Estimate
 
         gap = float(np.sort(logits, 1)[:, -1].mean() - np.sort(logits, 1)[:, -2].mean())

@@ -195,3 +195,39 @@ def test_the_projects_graph_runs_06_after_what_it_reads():
     assert all(not needs for stem, needs in graph.items() if stem != "06_benchmark")
     order = [p.stem for p in runner._topological(list(reversed(notebooks)), graph)]
     assert order.index("06_benchmark") > max(order.index(n) for n in graph["06_benchmark"])
+
+
+def test_a_killed_worker_fails_the_notebook_clearly_and_the_rerun_resumes_from_the_cache(graph_dir, tmp_path):
+    """A unit that kills its worker fails its notebook with a message that says so; the re-run (--resume) reads
+    the units that had finished back from the cache and completes."""
+    log, marker = tmp_path / "computed.log", tmp_path / "marker"
+    write_notebook(
+        graph_dir / "05_dies.ipynb",
+        f"log = {str(log)!r}\nmarker = {str(marker)!r}",
+        [
+            "import os\nimport numpy as np\nfrom helpers.cache import cached_arrays\nfrom helpers.parallel import map_units\n\n"
+            "def square(x):\n"
+            "    def compute():\n"
+            "        with open(log, 'a') as f:\n"
+            "            f.write(f'{x}\\n')\n"
+            "        return {'v': np.array(x * x)}\n"
+            "    return int(cached_arrays('squares', {'x': x}, compute)['v'])\n\n"
+            "def killer(_):\n"
+            "    if not os.path.exists(marker):\n"
+            "        open(marker, 'w').write('died once')\n"
+            "        os._exit(1)\n"
+            "    return 0",
+            "squares = map_units(square, [2, 3, 4], progress=False)",
+            "done = map_units(killer, [0, 1], names=['killer', 'twin'], progress=False)",
+        ],
+    )
+    first = runner.run_notebooks(profile="smoke", only=["05"], workers=2, echo=False)[0]
+    # the unit fails (cell 4, naming the unit) or, when it ran beside the notebook's own kernel, the notebook does
+    assert first.status == "failed", first.error
+    assert ("its worker died" in first.error and "05_dies" in first.error and first.failed_cell == 4) or (
+        "the worker running it died" in first.error and "KilledWorker" in first.error
+    ), first.error
+    assert sorted(log.read_text().split()) == ["2", "3", "4"]
+    again = runner.run_notebooks(profile="smoke", only=["05"], workers=2, resume=True, echo=False)[0]
+    assert again.status == "ok", again.error
+    assert sorted(log.read_text().split()) == ["2", "3", "4"], "finished units were computed again"
