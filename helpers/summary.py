@@ -301,11 +301,11 @@ def compare_runs(before: pd.DataFrame, after: pd.DataFrame, *, rtol: float = 1e-
         return df.drop_duplicates(["notebook", "name", "labels"], keep="last").set_index(["notebook", "name", "labels"])
 
     a, b = keyed(before), keyed(after)
-    both = a[["value", "passed", "claim"]].join(b[["value", "passed"]], how="inner", lsuffix="_before", rsuffix="_after")
+    both = a[["value", "passed", "claim"]].add_suffix("_before").join(b[["value", "passed"]].add_suffix("_after"), how="inner")
     va, vb = both["value_before"], both["value_after"]
     diff = (vb - va).abs()
     moved = ~((diff <= rtol * va.abs().clip(lower=1.0)) | (va.isna() & vb.isna()))
-    both = both.assign(abs_change=diff, rel_change=diff / va.abs().where(va.abs() > 0), moved=moved,
+    both = both.rename(columns={"claim_before": "claim"}).assign(abs_change=diff, rel_change=diff / va.abs().where(va.abs() > 0), moved=moved,
                        flipped=(both["passed_before"] != both["passed_after"]) & (both["passed_before"] != ""))  # fmt: skip
     rows = []
     for nb, g in both.groupby(level="notebook"):
