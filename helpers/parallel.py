@@ -9,8 +9,8 @@ Where the work runs
 - ``python -m helpers run`` (default): a :class:`distributed.LocalCluster` sized to the machine, one worker process
   per core with one thread each (:func:`local_cluster_size`), started and shut down by the runner.
 - ``--scheduler tcp://HOST:PORT`` (or ``$HELPERS_SCHEDULER``): an existing cluster.  Every worker needs the same
-  environment (this package installed) and the same paths: a shared ``HELPERS_DATA``, ``HELPERS_CACHE`` and
-  ``HELPERS_RUNS`` (:func:`connect` checks that the workers can import ``helpers``).
+  environment (this package installed) and the same paths: a shared ``HELPERS_DATA`` and ``HELPERS_CACHE``
+  (:func:`connect` checks that the workers can import ``helpers``).
 - ``--workers 1`` (``$HELPERS_WORKERS=1``): everything in the calling process, one unit after another, as before
   the executor existed; for debugging and for tests that need it.
 - A notebook opened alone (JupyterLab, plain papermill) starts its own local cluster on the first
@@ -18,15 +18,16 @@ Where the work runs
 
 Why nothing deadlocks or oversubscribes
 ---------------------------------------
-The runner submits each notebook as a task; the task *secedes* from its worker's thread pool
-(:func:`distributed.secede`) before it starts the notebook's kernel, because a kernel mostly waits on its own units.
-The notebook's kernel is handed the scheduler's address (``$HELPERS_SCHEDULER``) and submits its units to the same
-cluster, where they take the worker threads.  The runner keeps one notebook more in flight than the cluster has
-worker threads, those that others need first (:mod:`helpers.graph`): a kernel waiting on its units uses no core,
-and one more notebook keeps the cores busy meanwhile.  At worst (every kernel computing) a machine of N worker
-threads runs N + 1 kernels beside N units: single-threaded processes, which the operating system shares fairly,
-never N threads per process on N cores.  A unit never submits units: a :func:`map_units` call made on a worker runs
-its items in that worker, one after another.
+The workers run units only.  The runner starts each notebook's kernel (a process) from one of its own threads,
+which only waits on it, and hands the kernel the scheduler's address (``$HELPERS_SCHEDULER``): the kernel submits
+its units to the cluster, where they take the worker threads, and waits.  The runner keeps one notebook more in
+flight than the cluster has worker threads, those that others need first (:mod:`helpers.graph`): a kernel waiting
+on its units uses no core, and one more notebook keeps the cores busy meanwhile.  At worst (every kernel computing)
+a machine of N worker threads runs N + 1 kernels beside N units: single-threaded processes, which the operating
+system shares fairly, never N threads per process on N cores.  A unit never submits units: a :func:`map_units`
+call made on a worker runs its items in that worker, one after another.  (Notebooks as tasks on the workers,
+seceded from their thread pools, were tried first: the scheduler kept counting them on their worker and sent
+every unit to the other one, which left a core idle for minutes.)
 
 Reproducibility
 ---------------

@@ -508,19 +508,9 @@ def _finished_before(nb: Path, params: dict, prev: dict | None, profile: str, fi
     return None
 
 
-def _notebook_task(nb: Path, params: dict, settings: dict, executor_env: dict) -> NotebookRun:
-    """One notebook as a task on a cluster worker.  It secedes from the worker's thread pool first: its kernel
-    mostly waits on its own units, which need the worker threads (see :mod:`helpers.parallel`)."""
-    from distributed import secede
-
-    secede()
-    return run_notebook(nb, parameters=params, executor_env=executor_env, **settings)
-
-
 def _run_on(ex, todo, graph, settings, status_path, *, echo) -> dict[str, NotebookRun]:
     """Run ``todo`` (notebook, parameters) on the executor ``ex`` by ``graph``; the status file is written here
     only (one writer), after each notebook and for the run as a whole (key ``_run``)."""
-    from helpers.graph import run_graph
     from helpers.parallel import ENV_SCHEDULER, ENV_THREADS, ENV_WORKERS
 
     profile = settings["profile"]
@@ -539,7 +529,6 @@ def _run_on(ex, todo, graph, settings, status_path, *, echo) -> dict[str, Notebo
         executor_env = {ENV_WORKERS: "1", ENV_SCHEDULER: ""}
     else:
         executor_env = {ENV_SCHEDULER: ex.address, ENV_THREADS: str(ex.threads), ENV_WORKERS: ""}
-        executor_env |= {v: os.environ[v] for v in (*_PATH_VARS, "HELPERS_NOTEBOOKS") if os.environ.get(v)}
     params_of = {nb.stem: params for nb, params in todo}
 
     def finished(nb: Path, run: NotebookRun) -> None:
@@ -557,35 +546,7 @@ def _run_on(ex, todo, graph, settings, status_path, *, echo) -> dict[str, Notebo
                     print(f"[{profile}] running {nb.name} ...", flush=True)
                 finished(nb, run_notebook(nb, parameters=params_of[nb.stem], executor_env=executor_env, **settings))
         else:
-            from distributed import wait
-
-            from helpers.graph import dependents
-            from helpers.parallel import ENV_PRIORITY
-
-            def submit(nb: Path):
-                # the units of a notebook that others wait for go before those of one that nobody waits for
-                env = {**executor_env, ENV_PRIORITY: str(100 * len(dependents(nb.stem, graph)))}
-                return ex.client.submit(_notebook_task, nb, params_of[nb.stem], settings, env,
-                                        key=f"notebook-{nb.stem}-{os.urandom(4).hex()}", pure=False)  # fmt: skip
-
-            def wait_one(futures):
-                try:
-                    return next(iter(wait(futures, timeout=HEARTBEAT_S, return_when="FIRST_COMPLETED").done))
-                except TimeoutError:
-                    note_load()
-                    return None  # nothing finished for a while: run_graph says what is still running
-
-            def finished_future(nb: Path, fut) -> None:
-                try:
-                    run = fut.result()
-                except Exception as exc:  # the worker running the notebook died: report, go on
-                    run = NotebookRun(notebook=nb.stem, status="failed", wall_s=0.0, output="",
-                                      error=f"{type(exc).__name__}: {exc} (the worker running it died)")  # fmt: skip
-                finished(nb, run)
-
-            say = (lambda m: print(f"[{profile}] {m}", flush=True)) if echo else None
-            # one notebook more than worker threads: a kernel that waits on its units leaves its core to the others
-            run_graph([nb for nb, _ in todo], graph, submit, wait_one, finished_future, slots=ex.slots + 1, echo=say)
+            _run_side_by_side(ex, todo, graph, settings, executor_env, params_of, finished, note_load, echo=echo)
     finally:
         info["wall_s"] = round(time.perf_counter() - t_start, 1)
         info["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -595,6 +556,40 @@ def _run_on(ex, todo, graph, settings, status_path, *, echo) -> dict[str, Notebo
         info["status"] = "failed" if failed else ("ok" if len(runs) == len(todo) else "interrupted")
         _write_status(status_path, "_run", info)
     return runs
+
+
+def _run_side_by_side(ex, todo, graph, settings, executor_env, params_of, finished, note_load, *, echo) -> None:
+    """The notebooks of ``todo`` side by side by ``graph``, their units on the cluster of ``ex``.
+
+    Each kernel is a process that papermill starts and a thread of this process waits on (the threads only wait;
+    the work runs in the kernels and on the workers).  The kernels do not run on the workers: a notebook task that
+    seceded from a worker's pool stays in the scheduler's view of that worker, which then drew every unit onto the
+    other worker while it sat idle (measured: one of two cores idle for minutes).  On a cluster of other machines
+    the kernels run here and their units there.
+    """
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    from helpers.graph import dependents, run_graph
+    from helpers.parallel import ENV_PRIORITY
+
+    slots = ex.slots + 1  # one notebook more than worker threads: a kernel waiting on its units leaves its core
+    with ThreadPoolExecutor(max_workers=slots, thread_name_prefix="notebook") as kernels:
+
+        def submit(nb: Path):
+            # the units of a notebook that others wait for go before those of one that nobody waits for
+            env = {**executor_env, ENV_PRIORITY: str(100 * len(dependents(nb.stem, graph)))}
+            return kernels.submit(run_notebook, nb, parameters=params_of[nb.stem], executor_env=env, **settings)
+
+        def wait_one(futures):
+            done = wait(futures, timeout=HEARTBEAT_S, return_when=FIRST_COMPLETED).done
+            if not done:
+                note_load()
+                return None  # nothing finished for a while: run_graph says what is still running
+            return next(iter(done))
+
+        say = (lambda m: print(f"[{settings['profile']}] {m}", flush=True)) if echo else None
+        run_graph([nb for nb, _ in todo], graph, submit, wait_one, lambda nb, fut: finished(nb, fut.result()),
+                  slots=slots, echo=say)  # fmt: skip
 
 
 def _topological(notebooks: list[Path], graph: dict[str, list[str]]) -> list[Path]:
