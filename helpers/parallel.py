@@ -277,6 +277,7 @@ def _run_unit(fn: Callable[[Any], Any], item: Any, threads: int, env: dict[str, 
     import torch
 
     os.environ.update(env)
+    os.environ[ENV_THREADS] = str(threads)  # set_threads() inside the unit is capped at the worker's threads
     torch.set_num_threads(threads)
     return fn(item)
 

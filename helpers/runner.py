@@ -567,29 +567,45 @@ def _run_side_by_side(ex, todo, graph, settings, executor_env, params_of, finish
     other worker while it sat idle (measured: one of two cores idle for minutes).  On a cluster of other machines
     the kernels run here and their units there.
     """
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, wait
 
     from helpers.graph import dependents, run_graph
     from helpers.parallel import ENV_PRIORITY
 
-    slots = ex.slots + 1  # one notebook more than worker threads: a kernel waiting on its units leaves its core
-    with ThreadPoolExecutor(max_workers=slots, thread_name_prefix="notebook") as kernels:
+    def submit(nb: Path):
+        # the units of a notebook that others wait for go before those of one that nobody waits for
+        env = {**executor_env, ENV_PRIORITY: str(100 * len(dependents(nb.stem, graph)))}
+        return _in_daemon_thread(run_notebook, nb, parameters=params_of[nb.stem], executor_env=env, **settings)
 
-        def submit(nb: Path):
-            # the units of a notebook that others wait for go before those of one that nobody waits for
-            env = {**executor_env, ENV_PRIORITY: str(100 * len(dependents(nb.stem, graph)))}
-            return kernels.submit(run_notebook, nb, parameters=params_of[nb.stem], executor_env=env, **settings)
+    def wait_one(futures):
+        done = wait(futures, timeout=HEARTBEAT_S, return_when=FIRST_COMPLETED).done
+        if not done:
+            note_load()
+            return None  # nothing finished for a while: run_graph says what is still running
+        return next(iter(done))
 
-        def wait_one(futures):
-            done = wait(futures, timeout=HEARTBEAT_S, return_when=FIRST_COMPLETED).done
-            if not done:
-                note_load()
-                return None  # nothing finished for a while: run_graph says what is still running
-            return next(iter(done))
+    say = (lambda m: print(f"[{settings['profile']}] {m}", flush=True)) if echo else None
+    # one notebook more than worker threads: a kernel waiting on its units leaves its core to the others
+    run_graph([nb for nb, _ in todo], graph, submit, wait_one, lambda nb, fut: finished(nb, fut.result()),
+              slots=ex.slots + 1, echo=say)  # fmt: skip
 
-        say = (lambda m: print(f"[{settings['profile']}] {m}", flush=True)) if echo else None
-        run_graph([nb for nb, _ in todo], graph, submit, wait_one, lambda nb, fut: finished(nb, fut.result()),
-                  slots=slots, echo=say)  # fmt: skip
+
+def _in_daemon_thread(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` in a daemon thread, as a :class:`concurrent.futures.Future`.  Daemon threads, so
+    that Ctrl-C ends the run at once: the runner exits, and each kernel, whose parent it is, shuts itself down."""
+    import threading
+    from concurrent.futures import Future
+
+    fut: Future = Future()
+
+    def run() -> None:
+        try:
+            fut.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed to the thread that waits on the future
+            fut.set_exception(exc)
+
+    threading.Thread(target=run, daemon=True, name=f"notebook-{getattr(args[0], 'stem', '')}").start()
+    return fut
 
 
 def _topological(notebooks: list[Path], graph: dict[str, list[str]]) -> list[Path]:

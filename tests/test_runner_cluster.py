@@ -253,3 +253,30 @@ def test_units_of_notebooks_run_on_every_worker(graph_dir):
     assert {s["05_sleepy"][1], s["06_sleepy"][1]} == {2}, s  # each notebook's units ran on both workers
     assert max(s["05_sleepy"][0], s["06_sleepy"][0]) < 12.0, s
     assert time.perf_counter() - t0 < 60
+
+
+def test_ctrl_c_ends_a_cluster_run_at_once_and_records_it(graph_dir):
+    """Ctrl-C while a notebook's kernel runs on the cluster: the runner exits within seconds (it does not wait
+    for the notebook), says how to resume, and the run's status says interrupted."""
+    import os
+    import signal
+
+    write_notebook(graph_dir / "05_long.ipynb", "n = 1", ["import time\ntime.sleep(120)"])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "helpers", "run", "--profile", "smoke", "--only", "05", "--workers", "2",
+         "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    status = runner.runs_dir() / "smoke" / "run_status.json"
+    for _ in range(600):  # the run has started its notebook
+        if status.exists() and "05_long" in status.read_text():
+            break
+        time.sleep(0.1)
+    time.sleep(8.0)  # the kernel is up and sleeping
+    t0 = time.perf_counter()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert time.perf_counter() - t0 < 30
+    assert proc.returncode == 130, out + err
+    assert "interrupted" in err and "--resume" in err
+    assert json.loads(status.read_text())["_run"]["status"] == "interrupted"

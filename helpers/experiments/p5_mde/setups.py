@@ -136,9 +136,11 @@ def _cifar_predictor(model: Callable[[], Any], *, batch_size: int, threads: int)
         return cifar_preprocess(batch).contiguous(memory_format=torch.channels_last)
 
     def predict(x: np.ndarray) -> dict:
+        from helpers.parallel import set_threads
+
         before = torch.get_num_threads()
-        if threads:
-            torch.set_num_threads(int(threads))
+        if threads:  # capped at the executor's threads per worker when a unit or a kernel under the runner
+            set_threads(int(threads))
         try:
             return features_and_logits(model(), x, batch_size=batch_size, preprocess=prep)
         finally:
