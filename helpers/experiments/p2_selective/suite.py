@@ -380,6 +380,14 @@ def _run_finetuned(name, data, recipe: Recipe, n, seed, run_key, progress) -> di
     return out
 
 
+def _checked_recipes(models: Sequence[str], cfg: SuiteConfig) -> dict:
+    """Each model's recipe; an unknown model or a bad override fails here, before any training."""
+    unknown = [m for m in models if m not in SUITE]
+    if unknown:
+        raise UnknownNameError("suite model", unknown[0], SUITE)
+    return {name: cfg.recipe(name) for name in models}
+
+
 def suite_predictions(
     data: SuiteData,
     *,
@@ -396,10 +404,7 @@ def suite_predictions(
     cached with the logits), ``train_seconds`` (wall seconds of training, likewise), ``n_train`` and ``n_params``.
     """
     cfg = config or SuiteConfig()
-    unknown = [m for m in models if m not in SUITE]
-    if unknown:
-        raise UnknownNameError("suite model", unknown[0], SUITE)
-    recipes = {name: cfg.recipe(name) for name in models}  # validates the overrides before any training
+    recipes = _checked_recipes(models, cfg)
     vocab = build_vocab(data.train_text, max_size=cfg.vocab_size)
     data_key = {k: _digest(getattr(data, f"{k}_text")) for k in ("train", "test", "ood")}
     out = {}
@@ -457,12 +462,8 @@ def suite_predictions_by_model(
     """
     from helpers.parallel import map_units
 
-    unknown = [m for m in models if m not in SUITE]
-    if unknown:
-        raise UnknownNameError("suite model", unknown[0], SUITE)
     cfg = config or SuiteConfig()
-    for name in models:
-        cfg.recipe(name)  # validates the overrides before any training
+    _checked_recipes(models, cfg)
     rank = [len(_COST_RANK) - _COST_RANK.index(m) if m in _COST_RANK else 0 for m in models]
     outs = map_units(_predictions_unit, [(dict(load_kwargs), m, cfg) for m in models], names=list(models),
                      desc="models", progress=progress, priorities=rank)  # fmt: skip
