@@ -258,6 +258,40 @@ def test_scan_task_keeps_ood_tests_out_of_training():
     assert max(len(o.split()) for _, o in t.train) <= 22
 
 
+def test_scan_task_trains_the_add_primitives_in_their_split_share():
+    from conftest import shared_data_dir
+
+    if shared_data_dir() is None:
+        pytest.skip("SCAN data not available")
+    import os
+
+    os.environ.setdefault("HELPERS_DATA", str(shared_data_dir()))
+    from helpers.experiments.p1_bounds.tasks import load_task
+
+    t = load_task("scan", n_train=400, n_dev=50, n_test=100)
+    counts = {p: sum(x == p for x, _ in t.train) for p in ("jump", "turn left")}
+    assert counts == {"jump": 50, "turn left": 50}  # 1,467/14,670 and 2,189/21,890 = .1 of 400 / .8 = 500 lines
+    assert len(t.train) == 500 and ("jump", "I_JUMP") in t.train and ("turn left", "I_TURN_LEFT") in t.train
+    held_out = {x for x, _ in t.dev} | {x for x, _ in t.test_sets["SCAN-simple"]}
+    assert not held_out & {"jump", "turn left"}  # the primitives are training lines, never ID test or dev
+    for name in ("SCAN-length", "SCAN-jump", "SCAN-turn-left"):  # no OOD test command among them
+        assert not {x for x, _ in t.train} & {x for x, _ in t.test_sets[name]}
+
+
+def test_scan_primitive_lines_hand_computed():
+    from types import SimpleNamespace as P
+
+    from helpers.experiments.p1_bounds.tasks import scan_primitive_lines
+
+    jump = [P(input="jump", output="I_JUMP")] + [P(input="walk", output="I_WALK")] * 3  # share 1/4
+    left = [P(input="turn left", output="I_TURN_LEFT")] + [P(input="run", output="I_RUN")] * 9  # share 1/10
+    lines = scan_primitive_lines({"addprim_jump": jump, "addprim_turn_left": left}, 130)
+    # N = 130 / (1 - .25 - .1) = 200: 50 jump, 20 turn left
+    assert lines.count(("jump", "I_JUMP")) == 50 and lines.count(("turn left", "I_TURN_LEFT")) == 20
+    with pytest.raises(InputValidationError, match="addprim_jump"):
+        scan_primitive_lines({"addprim_jump": jump[1:], "addprim_turn_left": left}, 10)
+
+
 # ------------------------------------------------------------------------------------------------------- analysis
 def _fake_result():
     rng = np.random.default_rng(0)

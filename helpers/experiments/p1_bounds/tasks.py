@@ -8,7 +8,11 @@ Each task is a seq2seq problem with string ``(input, output)`` pairs (whitespace
   partitions of the same 20,910 commands, so a parser trained on the simple split's training set would have
   *seen* many OOD test commands.  We therefore train (and test ID) only on commands that are in the training part
   of **all four** splits (output length ≤ 22 actions, ``jump`` and ``turn left`` only as primitives), which keeps
-  every OOD test set disjoint from training.
+  every OOD test set disjoint from training.  Lake & Baroni's add-primitive training files repeat their primitive
+  command (``jump``: 1,467 of 14,670 lines; ``turn left``: 2,189 of 21,890; 10 % each), and that repetition is
+  what lets a parser learn the primitive it must then compose; so the training set gets each primitive repeated
+  in the share its split's training file has (:func:`scan_primitive_lines`), on top of the subsampled commands.
+  The primitives are kept out of the ID test set and the dev set (they are training lines here).
 * ``cogs`` (Kim & Linzen 2020; variable-free LFs of Li et al. 2023): ID = COGS test; OOD = the COGS
   generalization set (21 categories) and the SLOG generalization set (17 categories, decrypted in memory).
 * ``pos`` (paper 1's POS-WSJ / POS-Brown): POS tagging as seq2seq (sentence -> tag sequence), universal tagset
@@ -174,12 +178,47 @@ def _test_rng(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng([seed, 1, zlib.crc32(name.encode())])
 
 
+#: Lake & Baroni's add-primitive splits and the primitive command each one's training file repeats
+ADD_PRIMITIVES = {"addprim_jump": "jump", "addprim_turn_left": "turn left"}
+
+
+def scan_primitive_lines(splits: dict[str, Sequence], n_other: int) -> Pairs:
+    """Repeated primitive lines for a SCAN training set of ``n_other`` other commands.
+
+    Each add-primitive split k's training file holds its primitive command c_k times among L_k lines, a share
+    s_k = c_k / L_k (``jump`` 1,467 / 14,670, ``turn left`` 2,189 / 21,890, both .10).  With the primitives
+    added, the training set has N = n_other / (1 − Σ s_k) lines, of which round(s_k · N) are primitive k, so each
+    primitive has the share it has in its own split's training file.
+
+    Parameters
+    ----------
+    splits : dict of split name -> training pairs
+        The training part of each split in :data:`ADD_PRIMITIVES` (pairs with ``.input`` / ``.output``).
+    n_other : int
+        Number of non-primitive training lines.
+
+    Returns
+    -------
+    list of (input, output)
+        The primitive lines (``("jump", "I_JUMP")`` ...), primitive by primitive.
+    """
+    shares, outputs = {}, {}
+    for split, prim in ADD_PRIMITIVES.items():
+        lines = [(p.input, p.output) for p in splits[split] if p.input == prim]
+        if not lines:
+            raise InputValidationError(f"splits[{split!r}]: expected training lines of the primitive {prim!r}")
+        shares[prim], outputs[prim] = len(lines) / len(splits[split]), lines[0][1]
+    total = n_other / (1.0 - sum(shares.values()))
+    return [(prim, outputs[prim]) for prim, share in shares.items() for _ in range(int(round(share * total)))]
+
+
 def _scan(n_train, n_dev, n_test, rng, max_words, seed):
     from helpers.data import load_scan
 
     simple, length = load_scan("simple"), load_scan("length")
     jump, left = load_scan("addprim_jump"), load_scan("addprim_turn_left")
     ok = {p.input for p in length["train"]} & {p.input for p in jump["train"]} & {p.input for p in left["train"]}
+    ok -= set(ADD_PRIMITIVES.values())  # training lines (repeated below), so neither ID test nor dev
     pool = [p for p in simple["train"] if p.input in ok]
     id_test = [p for p in simple["test"] if p.input in ok]
     pool = _sample(pool, None, rng)
@@ -187,6 +226,7 @@ def _scan(n_train, n_dev, n_test, rng, max_words, seed):
     dev = [pool[i] for i in perm[: n_dev or 0]]
     train = [pool[i] for i in perm[n_dev or 0 :]]
     train = _sample(train, n_train, rng)
+    train += scan_primitive_lines({"addprim_jump": jump["train"], "addprim_turn_left": left["train"]}, len(train))
     tests = {
         "SCAN-simple": _sample(id_test, n_test, _test_rng(seed, "SCAN-simple")),
         "SCAN-length": _sample(length["test"], n_test, _test_rng(seed, "SCAN-length")),
@@ -267,7 +307,9 @@ def load_task(
     ----------
     name : {"scan", "cogs", "pos"}
     n_train, n_test : int, keyword-only, optional
-        Subsample the training set / every test set to this many pairs (``None`` = all).
+        Subsample the training set / every test set to this many pairs (``None`` = all).  SCAN: ``n_train``
+        commands plus the add-primitive splits' repeated primitives (:func:`scan_primitive_lines`: 2,500 -> 3,125
+        lines, 312 ``jump`` and 312 ``turn left``).
     n_dev : int, keyword-only
         Dev pairs (ID; for DoC / ATC reference statistics and the discriminator's dev set).
     max_words : int, keyword-only, optional
