@@ -78,3 +78,19 @@ def test_loader_of_the_original_images_in_test_order():
     orig = load("cifar10_original")
     assert orig.x.shape == (1017, 32, 32, 3) and orig.x.dtype == np.uint8 and orig.y.dtype == np.int64
     assert orig.y[:10].tolist() == [3, 8, 8, 0, 6, 6, 1, 6, 3, 1]  # the official test set's first labels
+
+
+def test_loader_of_the_original_images_fails_clearly(tmp_path, monkeypatch):
+    """A data directory without the file: an error naming the file and the fetch command; a file that does not
+    match the manifest's sha256: a checksum error (the loader never reads unverified images)."""
+    from helpers.data import load
+    from helpers.errors import ChecksumError, DataNotFoundError
+
+    monkeypatch.setenv("HELPERS_DATA", str(tmp_path))
+    with pytest.raises(DataNotFoundError, match="cifar10_test_original_first1017.npz.*missing"):
+        load("cifar10_original")
+    (tmp_path / "vision").mkdir()
+    np.savez(tmp_path / "vision" / "cifar10_test_original_first1017.npz", x=np.zeros((1, 32, 32, 3), np.uint8),
+             y=np.zeros(1), test_index=np.zeros(1))  # fmt: skip
+    with pytest.raises(ChecksumError):
+        load("cifar10_original")

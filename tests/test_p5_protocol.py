@@ -101,9 +101,24 @@ def test_collapse_by_type_counts_severities_over_the_share():
 def test_cifar_setup_refuses_more_images_than_the_test_set():
     from helpers.experiments.p5_mde import cifar_setup, notebook_parameters
 
-    p = notebook_parameters("smoke", cifar_n_per_set=9500, cifar_n_reference=1000)
-    with pytest.raises(InputValidationError, match="at most 10000"):
+    p = notebook_parameters("smoke", cifar_base="jpeg", cifar_n_per_set=9500, cifar_n_reference=1000)
+    with pytest.raises(InputValidationError, match="at most 10000 images of the 'jpeg'"):
         cifar_setup(p)
+    p = notebook_parameters("smoke", cifar_n_per_set=1018, cifar_n_reference=0)  # the originals: 1,017 images
+    with pytest.raises(InputValidationError, match="at most 1017 images of the 'original'"):
+        cifar_setup(p)
+    with pytest.raises(InputValidationError, match="cifar_base: expected one of"):
+        cifar_setup(notebook_parameters("smoke", cifar_base="png"))
+
+
+def test_cifar_pool_of_the_originals_uses_its_own_clean_images_as_reference():
+    from helpers.experiments.p5_mde.setups import cifar_pool, notebook_parameters
+
+    cifar, pool, ref = cifar_pool(notebook_parameters("default"))
+    assert len(cifar.y) == 1017 and len(pool) == 1017 and np.array_equal(pool, ref)
+    _, pool_j, ref_j = cifar_pool(notebook_parameters("default", cifar_base="jpeg", cifar_n_per_set=2000,
+                                                      cifar_n_reference=1000))  # fmt: skip
+    assert len(pool_j) == 2000 and len(ref_j) == 1000 and not set(pool_j) & set(ref_j)
 
 
 def test_paper_protocol_tables_per_backbone_and_labels():

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -42,9 +43,21 @@ __all__ = [
     "apply_text_shift",
     "imbalance_subsets",
     "specs_frame",
+    "COLOUR_ONLY",
+    "without_colour_only",
+    "set_difference",
+    "duplicate_sets",
+    "distinct_sets",
 ]
 
 SPLITS = ("fit", "heldout", "unseen")
+
+#: corruptions that act on colour only, so they are the identity on single-channel (grayscale) images
+COLOUR_ONLY = ("saturate",)
+
+#: two sets whose inputs differ by at most this (mean |a - b| over the value range, or share of differing texts)
+#: are the same set (:func:`duplicate_sets`)
+NEAR_IDENTICAL = 1e-3
 
 
 @dataclass(frozen=True)
@@ -386,3 +399,73 @@ def specs_frame(specs: Sequence[ShiftSpec]):
             for s in specs
         ]
     )
+
+
+# ------------------------------------------------------------------------------------------------ duplicate sets
+
+
+def without_colour_only(specs: Sequence[ShiftSpec]) -> list[ShiftSpec]:
+    """``specs`` minus the sets with a step of :data:`COLOUR_ONLY` (the identity on grayscale images).
+
+    Filter the generated list (rather than the names before generation) so that every other set keeps its seed.
+    """
+    return [s for s in specs if not any(name in COLOUR_ONLY for name, _ in s.steps)]
+
+
+def set_difference(a: Any, b: Any, *, value_range: tuple[float, float] | None = None) -> float:
+    """How far apart the inputs of two sets of the same examples are, in [0, 1].
+
+    Images (arrays of one shape): ``mean |a - b| / (high - low)`` over every pixel, with the value range
+    ``value_range`` or inferred from ``a``.  Texts (sequences of str): the share of positions whose texts differ.
+    0 means identical inputs.
+    """
+    if isinstance(a, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            raise InputValidationError(f"b: expected images of shape {a.shape} (the same examples), got {b.shape}")
+        lo, hi = value_range if value_range is not None else infer_value_range(a)
+        return float(np.abs(a.astype(np.float64) - b.astype(np.float64)).mean() / (hi - lo))
+    a, b = list(a), list(b)
+    if len(a) != len(b):
+        raise InputValidationError(f"b: expected {len(a)} texts (the same examples), got {len(b)}")
+    return float(np.mean([x != y for x, y in zip(a, b)])) if a else 0.0
+
+
+def duplicate_sets(
+    specs: Sequence[ShiftSpec], inputs: Any, *, tol: float = NEAR_IDENTICAL, value_range=None
+) -> dict[str, str]:
+    """The sets whose inputs are (near-)identical to an earlier set's.
+
+    Parameters
+    ----------
+    specs : list of ShiftSpec
+        In order of precedence: of two near-identical sets the earlier one counts as the original (the clean
+        set first, then the fit corruptions, as :func:`image_metaset` orders them).
+    inputs : callable ShiftSpec -> images or texts
+        The set's inputs (the same examples for every set, e.g. ``lambda s: apply_image_shift(x, s)``).
+    tol : float
+        Sets at :func:`set_difference` ``<= tol`` are duplicates (default :data:`NEAR_IDENTICAL`).
+
+    Returns
+    -------
+    dict
+        ``{duplicate set name: name of the earlier set it copies}`` (empty when every set is distinct).
+    """
+    kept: list[tuple[str, Any]] = []
+    copies: dict[str, str] = {}
+    for spec in specs:
+        x = inputs(spec)
+        same = next((name for name, y in kept if set_difference(y, x, value_range=value_range) <= tol), None)
+        if same is None:
+            kept.append((spec.name, x))
+        else:
+            copies[spec.name] = same
+    return copies
+
+
+def distinct_sets(
+    specs: Sequence[ShiftSpec], inputs: Any, *, tol: float = NEAR_IDENTICAL, value_range=None
+) -> list[ShiftSpec]:
+    """``specs`` without the :func:`duplicate_sets` (the first of near-identical sets stays)."""
+    copies = duplicate_sets(specs, inputs, tol=tol, value_range=value_range)
+    return [s for s in specs if s.name not in copies]

@@ -92,7 +92,7 @@ from helpers.estimators.dispersity import (
     mean_and_covariance,
     nuclear_norm_score,
 )
-from helpers.estimators.energy import MDE, AverageEnergy, average_energy, free_energy, mde
+from helpers.estimators.energy import MDE, AverageEnergy, average_energy, free_energy, mde, mde_parts
 from helpers.estimators.metaset import MetaSetRegression, compare_measures, metaset_predict, metaset_report
 from helpers.estimators.registry import (
     ESTIMATORS,
@@ -133,6 +133,7 @@ __all__ = [
     "free_energy",
     "average_energy",
     "mde",
+    "mde_parts",
     "nuclear_norm_score",
     "mean_and_covariance",
     "frechet_distance",

@@ -41,7 +41,7 @@ from helpers.estimators._common import (
 from helpers.estimators.base import Estimate
 from helpers.validation import check_logits
 
-__all__ = ["free_energy", "average_energy", "mde", "AverageEnergy", "MDE"]
+__all__ = ["free_energy", "average_energy", "mde", "mde_parts", "AverageEnergy", "MDE"]
 
 
 def free_energy(logits: Any, *, T: float = 1.0) -> np.ndarray:
@@ -76,6 +76,35 @@ def mde(logits: Any, *, T: float = 1.0, normalize: bool = False) -> float:
     E = free_energy(logits, T=T)
     v = _mde_from_energy(E)
     return v - float(np.log(E.shape[0])) if normalize else v
+
+
+def mde_parts(logits: Any, *, T: float = 1.0) -> dict[str, float]:
+    """Normalised MDE split into the set's Average Energy and a soft maximum of its energies.
+
+    From Eq. 5, ``MDE = logsumexp_n(E_n) - mean_n(E_n)``, so with ``AvgEnergy = -mean_n(E_n)``::
+
+        MDE - log N  =  AvgEnergy  +  log mean_n exp(E_n)
+
+    The first part grows with the set's mean confidence; the second, a soft maximum of the energies (between
+    ``mean E`` and ``max E``), grows with its *least* confident samples.  A shift that moves every energy by the
+    same amount moves the two parts by equal and opposite amounts, so MDE (invariant to that move) only sees the
+    spread of the energies: where the parts move together with accuracy they cancel.
+
+    Parameters
+    ----------
+    logits : array (N, K)
+    T : float, default 1.0
+
+    Returns
+    -------
+    dict
+        ``avg_energy`` (:func:`average_energy`), ``soft_max_energy`` (``log mean_n exp(E_n)``) and
+        ``mde_normalized`` (their sum, ``mde(..., normalize=True)``), in units of T x nats.
+    """
+    E = free_energy(logits, T=T)
+    avg = float(-E.mean())
+    soft = _mde_from_energy(E) + float(E.mean()) - float(np.log(E.shape[0]))  # logsumexp(E) - log N
+    return {"avg_energy": avg, "soft_max_energy": soft, "mde_normalized": avg + soft}
 
 
 class _EnergyEstimator(LabelFreeEstimator):

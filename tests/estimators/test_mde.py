@@ -90,3 +90,27 @@ def test_bad_inputs():
         mde(np.zeros((0, 3)))
     with pytest.raises(InputValidationError, match="class-count mismatch"):
         MDE().fit(logits=np.zeros((2, 3))).estimate(logits=np.zeros((2, 4)))
+
+
+def test_mde_parts_hand_computed():
+    """Rows [0, 0] and [log 3, 0]: E = (-log 2, -log 4); AvgEnergy = 1.5 log 2; soft part = log((1/2 + 1/4) / 2)
+    = log(3/8); their sum is MDE - log 2 = log(3/4) + 1.5 log 2 - log 2."""
+    from helpers.estimators import mde_parts
+
+    logits = np.array([[0.0, 0.0], [np.log(3.0), 0.0]])
+    parts = mde_parts(logits)
+    assert parts["avg_energy"] == pytest.approx(1.5 * np.log(2))
+    assert parts["soft_max_energy"] == pytest.approx(np.log(3 / 8))
+    assert parts["mde_normalized"] == pytest.approx(np.log(0.75) + 0.5 * np.log(2))
+    assert parts["mde_normalized"] == pytest.approx(mde(logits, normalize=True))
+
+
+def test_mde_parts_cancel_under_a_uniform_energy_shift():
+    """Adding c to every logit lowers every energy by c: AvgEnergy rises by c, the soft part falls by c, MDE stays."""
+    from helpers.estimators import mde_parts
+
+    z = np.random.default_rng(0).normal(size=(50, 10))
+    a, b = mde_parts(z), mde_parts(z + 2.5)
+    assert b["avg_energy"] - a["avg_energy"] == pytest.approx(2.5)
+    assert b["soft_max_energy"] - a["soft_max_energy"] == pytest.approx(-2.5)
+    assert b["mde_normalized"] == pytest.approx(a["mde_normalized"])

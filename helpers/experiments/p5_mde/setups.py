@@ -26,13 +26,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from helpers.data.metaset import ShiftSpec, apply_image_shift, apply_text_shift, image_metaset, text_metaset
+from helpers.cache import cached_arrays
+from helpers.data.metaset import (
+    ShiftSpec,
+    apply_image_shift,
+    apply_text_shift,
+    distinct_sets,
+    image_metaset,
+    text_metaset,
+    without_colour_only,
+)
 from helpers.errors import InputValidationError
 from helpers.experiments.p5_mde.measures import collect_outputs, metaset_frame
 from helpers.training import features_and_logits
 
 __all__ = [
-    "Setup", "notebook_parameters", "this_run", "cifar_setup", "digits_setup", "usps_setup", "text_setup",
+    "Setup", "notebook_parameters", "this_run", "CIFAR_BASES", "cifar_pool", "cifar_setup", "digits_setup", "usps_setup", "text_setup",
     "metaset_specs", "SETUPS", "precompute_outputs",
 ]  # fmt: skip
 
@@ -149,25 +158,46 @@ def _cifar_predictor(model: Callable[[], Any], *, batch_size: int, threads: int)
     return predict
 
 
+#: CIFAR-10 base pools of notebook 05 (``cifar_base``): the loader each one reads
+CIFAR_BASES = {"original": "cifar10_original", "jpeg": "cifar10_jpeg"}
+
+
+def cifar_pool(p: Mapping[str, Any]) -> tuple[Any, np.ndarray, np.ndarray]:
+    """(images, set indices, reference indices) of the CIFAR base ``p["cifar_base"]`` (default ``"original"``).
+
+    ``"original"``: the first 1,017 original CIFAR-10 test images, lossless; every set holds ``cifar_n_per_set``
+    of them (at most 1,017) and, with ``cifar_n_reference = 0``, the reference is the same images uncorrupted
+    (the clean set).  ``"jpeg"``: the 10,000 test images decoded from quality-75 JPEGs, itself a shift
+    (compression); sets and reference are disjoint seeded draws.
+    """
+    from helpers.data import load
+
+    base = p.get("cifar_base", "original")
+    if base not in CIFAR_BASES:
+        raise InputValidationError(f"cifar_base: expected one of {list(CIFAR_BASES)}, got {base!r}")
+    cifar = load(CIFAR_BASES[base])
+    n_set, n_ref = int(p["cifar_n_per_set"]), int(p["cifar_n_reference"])
+    if n_set < 1 or n_ref < 0 or n_ref + n_set > len(cifar.y):
+        raise InputValidationError(
+            f"cifar_n_per_set + cifar_n_reference: at most {len(cifar.y)} images of the {base!r} CIFAR-10 base "
+            f"(n_per_set >= 1, n_reference >= 0; 0 = the sets' own clean images), got {n_set} + {n_ref}"
+        )
+    order = np.random.default_rng(p["seed"]).permutation(len(cifar.y))
+    pool = np.sort(order[n_ref : n_ref + n_set]) if base == "original" else order[n_ref : n_ref + n_set]
+    return cifar, pool, (order[:n_ref] if n_ref else pool)
+
+
 def cifar_setup(p: Mapping[str, Any]) -> Setup:
-    """CIFAR-10 test images (JPEG) with the pretrained ResNets ``p["cifar_backbones"]``: the same
-    ``cifar_n_per_set`` images in every set, a disjoint clean reference of ``cifar_n_reference`` images. Corruptions
-    follow ``make_cifar_c.py`` (:mod:`helpers.data.corruptions.cifar10c`; the cache key names that recipe)."""
+    """CIFAR-10 test images of the base ``p["cifar_base"]`` (:func:`cifar_pool`) with the pretrained ResNets
+    ``p["cifar_backbones"]``: the same ``cifar_n_per_set`` images in every set, a clean reference of
+    ``cifar_n_reference`` other images (0: the sets' own images uncorrupted).  Corruptions follow
+    ``make_cifar_c.py`` (:mod:`helpers.data.corruptions.cifar10c`; the cache key names that recipe)."""
     import torch
 
-    from helpers.data import load
     from helpers.models.resnet_cifar import load_cifar_resnet
 
     seed = p["seed"]
-    cifar = load("cifar10_jpeg")
-    if p["cifar_n_reference"] + p["cifar_n_per_set"] > len(cifar.y):
-        raise InputValidationError(
-            f"cifar_n_per_set + cifar_n_reference: at most {len(cifar.y)} CIFAR-10 test images, got "
-            f"{p['cifar_n_per_set']} + {p['cifar_n_reference']}"
-        )
-    order = np.random.default_rng(seed).permutation(len(cifar.y))
-    ref_idx = order[: p["cifar_n_reference"]]
-    pool = order[p["cifar_n_reference"] : p["cifar_n_reference"] + p["cifar_n_per_set"]]
+    cifar, pool, ref_idx = cifar_pool(p)
     specs = image_metaset(
         fit_names=p["cifar_fit_names"], heldout_names=p["cifar_heldout_names"], severities=p["cifar_severities"],
         heldout_severities=p["cifar_heldout_severities"], n_compositions=p["cifar_n_compositions"],
@@ -185,8 +215,8 @@ def cifar_setup(p: Mapping[str, Any]) -> Setup:
     return Setup(
         "cifar10", specs, inputs=lambda s: apply_image_shift(cifar.x[pool], s), labels=lambda s: cifar.y[pool],
         predictors=predictors, reference_inputs=cifar.x[ref_idx], reference_labels=cifar.y[ref_idx],
-        key={"data": "cifar10_jpeg", "seed": seed, "n": p["cifar_n_per_set"], "n_ref": p["cifar_n_reference"],
-             "recipe": "make_cifar_c"},
+        key={"data": CIFAR_BASES[p.get("cifar_base", "original")], "seed": seed, "n": p["cifar_n_per_set"],
+             "n_ref": p["cifar_n_reference"], "recipe": "make_cifar_c"},
         models=models,
     )  # fmt: skip
 
@@ -221,13 +251,35 @@ def _digit_predictors(name: str, cnns: Mapping[int, Callable]) -> dict[str, Call
     }
 
 
+#: sklearn digits the duplicate check of the 8x8 meta-set runs on (the first ones; any 8x8 images would do)
+DIGITS_PROBE = 128
+
+
 def _digit_specs(p: Mapping[str, Any]) -> list:
-    """The corrupted-digits meta-set (05's fit and held-out splits), shared by both digits directions."""
-    return image_metaset(
+    """The corrupted-digits meta-set (05's fit and held-out splits), shared by both digits directions.
+
+    Without sets that copy another on 8x8 grayscale images: the colour-only corruptions (``saturate``: the
+    identity, i.e. the clean set) and sets whose images equal an earlier set's (``gaussian_blur-1`` is
+    ``defocus_blur-1`` at 8x8), checked on :data:`DIGITS_PROBE` digits (:func:`~helpers.data.metaset.distinct_sets`).
+    The full list is generated first, so every kept set has the seed it always had.
+    """
+    from helpers.data import load
+
+    specs = image_metaset(
         fit_names=p["cifar_fit_names"], heldout_names=p["cifar_heldout_names"], severities=p["digits_severities"],
         n_compositions=p["digits_n_compositions"], n_heldout_compositions=max(1, p["digits_n_compositions"] // 2),
         seed=p["seed"],
     )  # fmt: skip
+    specs = without_colour_only(specs)
+
+    def check() -> dict:  # ~15-60 s: some corruptions are slow even on 8x8 images; cached once per meta-set
+        probe = load("digits").x[:DIGITS_PROBE]
+        kept = distinct_sets(specs, lambda s: apply_image_shift(probe, s, value_range=(0, 16)), value_range=(0, 16))
+        return {"kept": np.array([s.name for s in kept])}
+
+    kept = set(cached_arrays(CACHE_NAMESPACE, {"distinct_sets": [s.key() for s in specs], "probe": DIGITS_PROBE},
+                             check, code=("helpers.data",))["kept"])  # fmt: skip
+    return [s for s in specs if s.name in kept]
 
 
 def _text_specs(p: Mapping[str, Any]) -> list:

@@ -94,7 +94,8 @@ def cifar_tasks(p5: Mapping[str, Any], *, progress: bool = True) -> list[ShiftTa
 
     return _setup_tasks(cifar_setup(p5), family="cifar-corruption", prefix="cifar10", meta_splits=("fit",),
                         target_splits=("heldout", "unseen"), progress=progress,
-                        info={"data": "CIFAR-10 test (JPEG)", "n_per_set": p5["cifar_n_per_set"]})  # fmt: skip
+                        info={"data": f"CIFAR-10 test ({p5.get('cifar_base', 'original')})",
+                              "n_per_set": p5["cifar_n_per_set"]})  # fmt: skip
 
 
 def digits_tasks(
