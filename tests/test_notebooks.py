@@ -55,6 +55,19 @@ def test_profiles_only_set_declared_parameters(profile):
         assert set(params) <= declared[notebook], set(params) - declared[notebook]
 
 
+def test_every_assignment_of_a_parameters_cell_is_a_declared_parameter():
+    """papermill's parser skips a line it cannot read (e.g. ``"all" = ...`` inside a comment) with a warning only;
+    the parameter would then be unknown to profiles, ``-p`` and other notebooks."""
+    import ast
+
+    for path in list_notebooks():
+        nb = json.loads(path.read_text())
+        cell = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+        tree = ast.parse("".join(cell["source"]))
+        assigned = {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets}
+        assert assigned == set(runner.declared_parameters(path)), (path.name, assigned ^ set(runner.declared_parameters(path)))
+
+
 def _training_line(run) -> str:
     import nbformat
 

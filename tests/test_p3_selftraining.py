@@ -125,6 +125,28 @@ def test_precompute_in_worker_processes_fills_the_cache(monkeypatch):
             assert len(res) == len(ex.METHODS)
 
 
+def test_ablation_runs_are_units_too(monkeypatch):
+    """precompute's ``ablations`` leave every Figure-2 run in the cache, so the ablation table in the kernel trains
+    nothing; runs equal to the main run are not listed twice."""
+    pair = _pair()
+    jobs = ex.ablation_jobs([pair], CFG, num_models=[1, CFG.num_models], rounds=[1, CFG.rounds + 1],
+                            gammas=[CFG.gamma, 1.0])  # fmt: skip
+    assert [o for _, _, o in jobs] == [
+        {"method": "rm", "arch": "typical", "num_models": 1},
+        {"method": "rm", "arch": "typical", "rounds": CFG.rounds + 1},
+        {"method": "rm", "arch": "typical", "gamma": 1.0},
+    ]
+    ex.precompute([(pair, CFG, "typical")], workers=1, ablations=jobs, progress=False)
+
+    def boom(*a, **k):
+        raise AssertionError("trained in the kernel although precompute cached it")
+
+    for name in ("train_pool", "train_dann", "self_training"):
+        monkeypatch.setattr(ex.runs, name, boom)
+    abl = ablation([pair], CFG, num_models=[1, CFG.num_models], rounds=[1, CFG.rounds + 1], gammas=[CFG.gamma, 1.0])
+    assert len(abl) == 6 and set(abl.param) == {"N", "T", "gamma"}
+
+
 def test_settings_table_marks_the_paper_settings():
     paper = RunConfig(
         f_epochs=50, dann_epochs=50, batch_size=8, num_models=20, ens_size=10, rounds=5, proxy_epochs=20

@@ -40,6 +40,7 @@ __all__ = [
     "pair_self_training",
     "pair_proxy_risk",
     "evaluate_pair",
+    "ablation_jobs",
     "precompute",
     "METHODS",
 ]
@@ -324,31 +325,68 @@ def _evaluate_quietly(pair: DomainPair, cfg: RunConfig, arch: str) -> None:
     evaluate_pair(pair, cfg, arch=arch)
 
 
+def _self_train_quietly(pair: DomainPair, cfg: RunConfig, overrides: dict) -> None:
+    """An ablation run of :func:`precompute`: :func:`pair_self_training` with ``overrides``, left in the cache."""
+    import torch
+
+    torch.set_num_threads(1)
+    pair_self_training(pair, cfg, **overrides)
+
+
 def _call(job: tuple[Callable[..., None], tuple]) -> None:
     fn, args = job
     fn(*args)
 
 
+def ablation_jobs(
+    pairs: Sequence[DomainPair],
+    cfg: RunConfig,
+    *,
+    num_models: Sequence[int] = (),
+    rounds: Sequence[int] = (),
+    gammas: Sequence[float] = (),
+    method: str = "rm",
+    arch: str = "typical",
+) -> list[tuple[DomainPair, RunConfig, dict]]:
+    """The Algorithm-1 runs of the Figure-2 ablation (:func:`~helpers.experiments.p3_selftraining.tables.ablation`)
+    that the main runs do not already give: ``(pair, cfg, overrides of pair_self_training)`` for
+    :func:`precompute`'s ``ablations``.  The T sweep is one run at T = max(rounds)."""
+    jobs = []
+    for pair in pairs:
+        wanted = [{"num_models": int(n)} for n in num_models if int(n) != cfg.num_models]
+        wanted += [{"rounds": max(int(t) for t in rounds)}] if rounds and max(rounds) != cfg.rounds else []
+        wanted += [{"gamma": float(g)} for g in gammas if float(g) != cfg.gamma]
+        jobs += [(pair, cfg, {"method": method, "arch": arch, **w}) for w in wanted]
+    return jobs
+
+
 def precompute(
-    jobs: Sequence[tuple[DomainPair, RunConfig, str]], *, workers: int = 0, progress: bool = True
+    jobs: Sequence[tuple[DomainPair, RunConfig, str]],
+    *,
+    workers: int = 0,
+    ablations: Sequence[tuple[DomainPair, RunConfig, dict]] = (),
+    progress: bool = True,
 ) -> None:
-    """Fill the cache for ``(pair, cfg, arch)`` jobs, each training loop a unit on the executor's workers.
+    """Fill the cache for ``(pair, cfg, arch)`` jobs (and the ``ablations`` runs), each training loop a unit on the
+    executor's workers.
 
     The small models of paper 3 keep one core busy per training loop (one torch thread each), so on a 2-core CPU
     two loops on two workers finish in about half the time of one process with two threads.  Stage 1 trains what
-    is shared by every target of a source (f, the Ens Avg Conf pool, the T_RI pool), stage 2 the DANN h_0 of each
-    pair (shared by T_RM and Proxy Risk), stage 3 runs each (pair, f) job; all write only to the cache
-    (checkpoints and :func:`helpers.cache.cached_arrays`), so afterwards :func:`evaluate_pair` in the calling
-    process reads everything back, and an interrupted run keeps every job it finished.  ``workers == 1`` runs the
-    same stages in this process; otherwise the units go to :func:`helpers.parallel.map_units` (the runner's
-    cluster, or a local one).
+    is shared by every target of a source (f, the Ens Avg Conf pool, the T_RI pool) and the DANN h_0 of each pair
+    (shared by T_RM and Proxy Risk); stage 2 runs each (pair, f) job and each ablation run (:func:`ablation_jobs`).
+    One barrier only, and no training left for the calling kernel: under the runner the kernel would get a third
+    of a core beside two busy workers.  Everything goes to the cache (checkpoints and
+    :func:`helpers.cache.cached_arrays`), so afterwards :func:`evaluate_pair` and the ablation table in the calling
+    process read it back, and an interrupted run keeps every job it finished.  ``workers == 1`` runs the same
+    stages in this process; otherwise the units go to :func:`helpers.parallel.map_units` (the runner's cluster, or a
+    local one).
     """
     from tqdm.auto import tqdm
 
     from helpers.parallel import map_units
 
     shared, seen = [], set()
-    for pair, cfg, arch in jobs:
+    for pair, cfg, arch in [*jobs, *((p, c, o.get("arch", "typical")) for p, c, o in ablations)]:
         wanted = [
             ("f", arch, pair.source_key),
             ("pool", arch, pair.source_key),
@@ -360,12 +398,11 @@ def precompute(
             if key not in seen:  # each shared model is trained by exactly one unit
                 seen.add(key)
                 shared.append((what, f"{what} {a} {data_key}", (_train_shared_model, (pair, cfg, what, a))))
-    stage1 = [(n, job) for what, n, job in shared if what == "pool"] + [
-        (n, job) for what, n, job in shared if what == "f"
-    ]
-    stage2 = [(n, job) for what, n, job in shared if what == "h0"]
-    stage3 = [(f"{pair.key} f={arch}", (_evaluate_quietly, (pair, cfg, arch))) for pair, cfg, arch in jobs]
-    for name, stage in (("source models", stage1), ("h0", stage2), ("pairs", stage3)):
+    order = {"pool": 0, "h0": 1, "f": 2}  # longest first
+    stage1 = [(n, job) for what, n, job in sorted(shared, key=lambda t: order[t[0]])]
+    stage2 = [(f"{pair.key} f={arch}", (_evaluate_quietly, (pair, cfg, arch))) for pair, cfg, arch in jobs]
+    stage2 += [(f"{pair.key} ablation {o}", (_self_train_quietly, (pair, cfg, o))) for pair, cfg, o in ablations]
+    for name, stage in (("shared models", stage1), ("pairs", stage2)):
         # a stage starts when the one it depends on has finished
         if workers == 1:
             for _, job in tqdm(stage, desc=name, disable=not progress):
