@@ -38,3 +38,25 @@ def test_mde_decomposition_sees_the_parts_cancel():
     assert out.rho_parts == pytest.approx(-1.0)
     with pytest.raises(InputValidationError, match="MDE"):
         mde_decomposition(pd.DataFrame(rows).drop(columns="MDE"))
+
+
+def test_setup_outputs_in_blocks_cover_every_set_once(tmp_path, monkeypatch):
+    """precompute_outputs' CIFAR units: the blocks (i, n) partition the sets, and each set is built once."""
+    from helpers.data.metaset import ShiftSpec
+    from helpers.experiments.p5_mde.setups import Setup
+
+    monkeypatch.setenv("HELPERS_CACHE", str(tmp_path))
+    specs = [ShiftSpec(f"s{i}", "fit", "corruption", (("fog", 1),), i) for i in range(7)]
+    built = []
+
+    def inputs(spec):
+        built.append(spec.name)
+        return np.full((3, 2), float(spec.seed))
+
+    setup = Setup("toy", specs, inputs=inputs, labels=lambda s: np.zeros(3, int),
+                  predictors={"m": lambda x: {"logits": np.asarray(x, np.float32)}},
+                  reference_inputs=np.zeros((3, 2)), reference_labels=np.zeros(3, int), key={"toy": 1})  # fmt: skip
+    names = [s.name for i in range(3) for s in setup.outputs(block=(i, 3), progress=False)[0]]
+    assert sorted(names) == sorted(s.name for s in specs) and sorted(built) == sorted(names)
+    _, out, _ = setup.outputs(progress=False)  # read back: nothing built again
+    assert len(built) == 7 and out["m"]["s4"]["logits"][0, 0] == 4.0

@@ -106,10 +106,14 @@ class Setup:
             progress=progress,
         )
 
-    def outputs(self, *, splits: Sequence[str] | None = None, progress: bool = True) -> tuple[list, dict, dict]:
+    def outputs(
+        self, *, splits: Sequence[str] | None = None, block: tuple[int, int] = (0, 1), progress: bool = True
+    ) -> tuple[list, dict, dict]:
         """Notebook 06's view: (specs of ``splits``, outputs[predictor][set], reference outputs[predictor]), from
-        the same cache entries as :meth:`frame`."""
-        specs = [s for s in self.specs if splits is None or s.split in splits]
+        the same cache entries as :meth:`frame`.  ``block=(i, n)``: only every n-th set from the i-th (one of n
+        units of :func:`precompute_outputs`)."""
+        i, n = block
+        specs = [s for s in self.specs if splits is None or s.split in splits][i::n]
         out = collect_outputs(specs, inputs=self.inputs, predictors=self.predictors, key=self.key, progress=progress)
         ref = collect_outputs([ShiftSpec("reference", "reference", "clean", (), 0)], inputs=lambda s: self.reference_inputs,
                               predictors=self.predictors, key={**self.key, "part": "reference"}, progress=False)  # fmt: skip
@@ -404,22 +408,29 @@ SETUPS: dict[str, Callable[[Mapping[str, Any]], Setup]] = {
 }  # fmt: skip
 
 
-def _outputs_unit(job: tuple[str, Mapping[str, Any]]) -> None:
-    name, p = job
-    SETUPS[name](p).outputs(progress=False)
+#: units per setup in :func:`precompute_outputs` (CIFAR-10's sets are the longest part of notebook 05: four blocks
+#: keep both workers busy beside other notebooks' units; each block corrupts its sets once for all backbones)
+BLOCKS = {"cifar10": 4}
+
+
+def _outputs_unit(job: tuple[str, Mapping[str, Any], tuple[int, int]]) -> None:
+    name, p, block = job
+    SETUPS[name](p).outputs(block=block, progress=False)
 
 
 def precompute_outputs(p: Mapping[str, Any], setups: Sequence[str] = tuple(SETUPS), *, progress: bool = True) -> None:
     """Every model output of ``setups`` (sets and reference, each setup's models trained or restored on the way)
-    into the cache, one unit per setup on the executor's workers (:func:`helpers.parallel.map_units`).
+    into the cache, one unit per setup (:data:`BLOCKS` units for CIFAR-10) on the executor's workers
+    (:func:`helpers.parallel.map_units`).
 
-    One unit per setup, not per model: a set's corrupted inputs are built once for all of a setup's models.  The
-    notebook's :meth:`Setup.frame` calls then read the outputs back; notebook 06 reads the same entries.
+    Units split a setup's sets, never its models: a set's corrupted inputs are built once for all of a setup's
+    models.  The notebook's :meth:`Setup.frame` calls then read the outputs back; notebook 06 reads the same entries.
     """
     from helpers.parallel import map_units
 
     unknown = sorted(set(setups) - set(SETUPS))
     if unknown:
         raise InputValidationError(f"setups: unknown {unknown}; expected some of {list(SETUPS)}")
-    names = list(setups)
-    map_units(_outputs_unit, [(n, dict(p)) for n in names], names=names, desc="setup outputs", progress=progress)
+    jobs = [(n, dict(p), (i, BLOCKS.get(n, 1))) for n in setups for i in range(BLOCKS.get(n, 1))]
+    names = [n if b == 1 else f"{n} {i + 1}/{b}" for n, _, (i, b) in jobs]
+    map_units(_outputs_unit, jobs, names=names, desc="setup outputs", progress=progress)
