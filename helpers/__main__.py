@@ -54,15 +54,24 @@ def _absolute_paths(params: dict[str, Any]) -> dict[str, Any]:
     return {k: fix(k, v) for k, v in params.items()}
 
 
-def _report(profile: str) -> int:
-    """Write the run's summary into its own figures folder (never the committed ``figures/``) and say where."""
+def _report(profile: str, *, publishable: bool = False) -> int:
+    """Write the run's summary into its own figures folder (never the committed ``figures/``) and say where; the
+    hint to publish only after a complete, unmodified ``default`` run (``publishable``), with this interpreter."""
     from helpers.paths import run_figures_dir
     from helpers.summary import write_report
 
     csv_path, md_path, _ = write_report(profile, readme=None, figures=run_figures_dir(profile))
     print(f"summary -> {md_path} and {csv_path}")
-    print(f"to make this run the project's reference results: python -m helpers publish --profile {profile}")
+    if publishable:
+        print(f"to make this run the project's reference results: {sys.executable} -m helpers publish --profile {profile}")
     return 0
+
+
+def _names(values: list[str] | None) -> list[str] | None:
+    """``--only 02 03`` and ``--only 02,03`` alike."""
+    if values is None:
+        return None
+    return [name for v in values for name in v.split(",") if name.strip()]
 
 
 def _workers(text: str) -> int:
@@ -84,7 +93,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         workers=args.workers,
         scheduler=args.scheduler,
         profile=args.profile,
-        only=args.only,
+        only=_names(args.only),
         parameters=_absolute_paths(dict(args.param or [])),
         resume=args.resume,
         kernel_name=args.kernel,
@@ -93,7 +102,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
     print()
     print(runner.format_runs(runs))
-    _report(args.profile)
+    complete = len(runs) == len(runner.list_notebooks()) and all(r.status == "ok" for r in runs)
+    _report(args.profile, publishable=complete and args.profile == "default" and not args.param)
     return 1 if any(r.status == "failed" for r in runs) else 0
 
 
@@ -106,7 +116,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     from helpers.publish import publish
 
     readme = None if args.no_readme else REPO_ROOT / "README.md"
-    done = publish(args.profile, only=args.only, run_folder=args.run_folder, readme=readme,
+    done = publish(args.profile, only=_names(args.only), run_folder=args.run_folder, readme=readme,
                    keep_run_times=args.keep_run_times)  # fmt: skip
     print(f"published {', '.join(done)} into figures/ (summary, run times, figures" +
           ("" if args.no_readme else ", README results section") + "); review with git diff, then commit")

@@ -91,14 +91,30 @@ def test_cli_exit_codes(nb_dir):
     )
     assert ok.returncode == 0, ok.stderr
     assert "01_ok" in ok.stdout and "0 failed" in ok.stdout
+    assert "helpers publish" not in ok.stdout  # a smoke run of one notebook is no reference run
     bad = subprocess.run(
-        [sys.executable, "-m", "helpers", "run", "--profile", "smoke"], capture_output=True, text=True
-    )
-    assert bad.returncode == 1 and "02_fails" in bad.stdout
+        [sys.executable, "-m", "helpers", "run", "--profile", "smoke", "--only", "01_ok,02_fails"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert bad.returncode == 1 and "02_fails" in bad.stdout and "01_ok" in bad.stdout
+    assert "helpers publish" not in bad.stdout  # nor is a failed run
     typo = subprocess.run(
         [sys.executable, "-m", "helpers", "run", "--profile", "smok"], capture_output=True, text=True
     )
     assert typo.returncode == 2 and "unknown profile 'smok'" in typo.stderr and "Traceback" not in typo.stderr
+
+
+def test_publish_hint_only_after_a_complete_default_run_with_this_interpreter(tmp_path, monkeypatch):
+    d = tmp_path / "notebooks"
+    (d / "profiles").mkdir(parents=True)
+    write_notebook(d / "01_ok.ipynb", "n = 1\nprofile = 'default'", ["from helpers.results import record\nrecord('n', n)"])
+    monkeypatch.setenv("HELPERS_NOTEBOOKS", str(d))
+    cmd = [sys.executable, "-m", "helpers", "run", "--workers", "1", "--profile"]
+    done = subprocess.run([*cmd, "default"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"{sys.executable} -m helpers publish --profile default" in done.stdout
+    changed = subprocess.run([*cmd, "default", "-p", "n=2"], capture_output=True, text=True)
+    assert changed.returncode == 0 and "helpers publish" not in changed.stdout  # overridden parameters
 
 
 def test_relative_data_dir_is_made_absolute_for_the_kernel(nb_dir, tmp_path, monkeypatch):
