@@ -266,6 +266,9 @@ def test_ctrl_c_ends_a_cluster_run_at_once_and_records_it(graph_dir):
         [sys.executable, "-m", "helpers", "run", "--profile", "smoke", "--only", "05", "--workers", "2",
          "--no-progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        # as a foreground run: a test session started in the background inherits SIGINT ignored, and a Python
+        # started with SIGINT ignored never raises KeyboardInterrupt
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     status = runner.runs_dir() / "smoke" / "run_status.json"
     for _ in range(600):  # the run has started its notebook
