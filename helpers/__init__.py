@@ -4,4 +4,10 @@ Submodules are imported lazily by the caller (``import helpers.estimators``) so 
 ``import helpers`` stays cheap and does not pull in torch.
 """
 
+import os as _os
+
 __version__ = "0.1.0"
+
+# Nothing leaves the machine: NannyML (the CBPE peer, ``pip install -e .[peers]``) sends usage telemetry unless this
+# is set before it is imported; a user's own setting wins.
+_os.environ.setdefault("NML_DISABLE_USAGE_LOGGING", "1")

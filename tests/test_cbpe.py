@@ -88,9 +88,33 @@ def test_bad_input():
         est.estimate(logits=bad)
 
 
+def _nannyml():
+    """nannyml, imported with its telemetry off; skipped when not installed, a failure when installed but broken
+    (e.g. without statsmodels, which it imports without declaring)."""
+    import importlib.util
+    import os
+
+    import helpers  # noqa: F401  (sets NML_DISABLE_USAGE_LOGGING)
+
+    if importlib.util.find_spec("nannyml") is None:
+        pytest.skip("nannyml not installed: pip install -e .[peers]")
+    assert os.environ.get("NML_DISABLE_USAGE_LOGGING") == "1"
+    import nannyml
+
+    return nannyml
+
+
+def test_helpers_turns_nannyml_telemetry_off():
+    import os
+
+    import helpers  # noqa: F401
+
+    assert os.environ["NML_DISABLE_USAGE_LOGGING"] == "1"
+
+
 @pytest.mark.parametrize("k", [2, 4])
 def test_matches_the_nannyml_package(k):
-    nml = pytest.importorskip("nannyml")
+    nml = _nannyml()
     pd = pytest.importorskip("pandas")
     zr, yr = _data(3000, k, 0.0, 1)
     zt, yt = _data(1000, k, 1.0, 2)
