@@ -18,8 +18,8 @@ The predicted class ŷ is the argmax of the model's outputs (NannyML takes ``y_p
 ``argmax`` a tie goes to the lower class index).  The whole target is one chunk (NannyML splits a stream into
 chunks; pass one chunk's rows to estimate it).  ``tests/test_cbpe.py`` checks this module against the real
 ``nannyml`` package to 1e-6 when it is installed (``pip install -e .[peers]``), on float64 probabilities; with
-float32 probabilities NannyML's isotonic calibration differs from this one by up to 3e-4 (as reported for issue
-#44; not re-measured here, nannyml is not installed in this environment).  ``import helpers`` sets
+float32 probabilities NannyML's isotonic calibration differs from this one by up to 3e-4 (reported with nannyml
+0.13), so compare in float64.  ``import helpers`` sets
 ``NML_DISABLE_USAGE_LOGGING=1`` (NannyML's usage telemetry off) unless the user set it.
 """
 
