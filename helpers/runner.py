@@ -31,6 +31,8 @@ from typing import Any
 import yaml
 
 from helpers.errors import ProfileError, UnknownNameError
+from helpers.notebook_params import check_parameters as _check_parameters
+from helpers.notebook_params import declared_parameters
 from helpers.paths import REPO_ROOT, runs_dir
 
 __all__ = [
@@ -155,16 +157,6 @@ def load_profile(profile: str, directory: Path | None = None) -> dict[str, dict[
     return out
 
 
-def declared_parameters(notebook: Path) -> dict[str, Any]:
-    """Names and defaults declared in the notebook's ``parameters`` cell."""
-    import papermill
-
-    params = papermill.inspect_notebook(str(notebook))
-    if not params:
-        raise ProfileError(f"{notebook.name}: no cell tagged 'parameters' (every notebook needs one)")
-    return params
-
-
 def notebook_parameters(notebook: str, profile: str = "default", **overrides: Any) -> dict[str, Any]:
     """A notebook's parameters for ``profile``: its ``parameters`` cell's defaults, updated by its profile file and
     then by ``overrides`` (an unknown name is an error, not ignored).  How one notebook reads another's settings
@@ -191,16 +183,6 @@ def namespace_parameters(notebook: str, namespace: Mapping[str, Any]) -> dict[st
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _check_parameters(notebook: Path, parameters: Mapping[str, Any]) -> None:
-    declared = declared_parameters(notebook)
-    unknown = sorted(set(parameters) - set(declared))
-    if unknown:
-        raise ProfileError(
-            f"{notebook.name}: parameter(s) {', '.join(unknown)} not declared in its parameters cell; "
-            f"declared: {', '.join(sorted(declared))}"
-        )
 
 
 def run_notebook(
