@@ -68,7 +68,9 @@ def _threads() -> int:
     try:
         from threadpoolctl import threadpool_info
 
-        return max((p.get("num_threads", 0) for p in threadpool_info() if p.get("user_api") == "blas"), default=0)
+        return max(
+            (p.get("num_threads", 0) for p in threadpool_info() if p.get("user_api") == "blas"), default=0
+        )
     except ImportError:  # pragma: no cover
         return os.cpu_count() or 0
 
@@ -82,7 +84,9 @@ def _row(section: str, estimator: str, n: int, k: int, times: list[float], **ext
         "repeats": len(times),
         "median_s": statistics.median(times),
         "min_s": min(times),
-        "load_1min": round(os.getloadavg()[0], 2),  # right after the repeats: timings on 2 shared cores depend on it
+        "load_1min": round(
+            os.getloadavg()[0], 2
+        ),  # right after the repeats: timings on 2 shared cores depend on it
         "blas_threads": _threads(),
         **extra,
     }
@@ -108,7 +112,7 @@ def bench_estimates(rows: list[dict], rng, n: int, k: int, n_ref: int, repeats: 
         t0 = time.perf_counter()
         _fit(name, est, ref, labels)
         fit_s = time.perf_counter() - t0
-        times = _time(lambda est=est, name=name: est.estimate(**_target(name, z)), repeats)
+        times = _time(lambda est=est, name=name: est.measure(**_target(name, z)), repeats)
         rows.append(_row("estimate", name, n, k, times, fit_s=fit_s))
         print(f"  estimate {name:26s} n={n:>9,} K={k:>5}  median {rows[-1]['median_s']:.3f}s", flush=True)
 
@@ -163,10 +167,10 @@ def bench_bootstrap(rows: list[dict], rng, n_boot: int, repeats: int) -> None:
             z = _logits(rng, n, k)
             est = _fit(name, get_estimator(name, n_boot=n_boot), ref, labels)
             point = statistics.median(
-                _time(lambda est=est, z=z, name=name: est.estimate(**_target(name, z)), repeats)
+                _time(lambda est=est, z=z, name=name: est.measure(**_target(name, z)), repeats)
             )
             with_int = _time(
-                lambda est=est, z=z, name=name: est.estimate(**_target(name, z), interval=True), repeats
+                lambda est=est, z=z, name=name: est.measure(**_target(name, z), interval=True), repeats
             )
             boot = [t - point for t in with_int]
             rows.append(

@@ -75,8 +75,13 @@ def test_hand_computed_estimates_errors_intervals_and_ranks():
 
 def test_ranks_over_families_and_external_rows():
     def rows(method, family, errors):
-        est = {f"s{i}": {"estimate": 0.5 + e, "true_accuracy": 0.5, "lower": 0.4, "upper": 0.7} for i, e in enumerate(errors)}
-        return external_rows(task=f"t-{family}", family=family, method=method, kind="accuracy", estimates=est, seconds=2.0)
+        est = {
+            f"s{i}": {"estimate": 0.5 + e, "true_accuracy": 0.5, "lower": 0.4, "upper": 0.7}
+            for i, e in enumerate(errors)
+        }
+        return external_rows(
+            task=f"t-{family}", family=family, method=method, kind="accuracy", estimates=est, seconds=2.0
+        )
 
     empty = BenchmarkResult(pd.DataFrame(columns=COLUMNS))
     res = empty.add_rows(
@@ -120,7 +125,9 @@ def _random_task(seed=0, *, meta=True, partner=True, equal=True) -> ShiftTask:
     metas = {f"m{i}": make(200, 0.5 * i) for i in range(4)} if meta else {}
     part = {}
     if partner:
-        part = {k: v[0] + rng.normal(0, 1, v[0].shape) for k, v in {"reference": ref, **targets, **metas}.items()}
+        part = {
+            k: v[0] + rng.normal(0, 1, v[0].shape) for k, v in {"reference": ref, **targets, **metas}.items()
+        }
     return ShiftTask("rand", "f", ref, targets, meta=metas, partner=part)
 
 
@@ -129,10 +136,10 @@ def test_regressed_score_matches_metaset_regression_by_hand():
     res = run_benchmark([task], methods=["nuclear_norm"], n_boot=50, progress=False).to_df()
     names = sorted(task.meta)
     nn = get_estimator("nuclear_norm")
-    scores = [nn.estimate(logits=task.meta[m].logits).score for m in names]
+    scores = [nn.measure(logits=task.meta[m].logits).score for m in names]
     reg = MetaSetRegression().fit(scores=scores, accuracies=[task.meta[m].accuracy for m in names])
     for _, row in res.iterrows():
-        s = nn.estimate(logits=task.targets[row["set"]].logits).score
+        s = nn.measure(logits=task.targets[row["set"]].logits).score
         assert row["score"] == pytest.approx(s)
         assert row["estimate"] == pytest.approx(float(np.clip(reg.predict(s)[0], 0, 1)))
         assert row["kind"] == "regressed score"
@@ -173,10 +180,22 @@ def test_bad_input():
 def test_deterministic_for_a_seed():
     task = _random_task(3)
     methods = ["atc_mc", "average_confidence", "mde", "agreement"]
-    a = run_benchmark([task], methods=methods, n_boot=40, seed=7, progress=False).to_df().drop(columns="seconds")
-    b = run_benchmark([task], methods=methods, n_boot=40, seed=7, progress=False).to_df().drop(columns="seconds")
+    a = (
+        run_benchmark([task], methods=methods, n_boot=40, seed=7, progress=False)
+        .to_df()
+        .drop(columns="seconds")
+    )
+    b = (
+        run_benchmark([task], methods=methods, n_boot=40, seed=7, progress=False)
+        .to_df()
+        .drop(columns="seconds")
+    )
     pd.testing.assert_frame_equal(a, b)
-    c = run_benchmark([task], methods=methods, n_boot=40, seed=8, progress=False).to_df().drop(columns="seconds")
+    c = (
+        run_benchmark([task], methods=methods, n_boot=40, seed=8, progress=False)
+        .to_df()
+        .drop(columns="seconds")
+    )
     assert not np.allclose(a["lower"], c["lower"])
 
 
@@ -186,7 +205,12 @@ def test_set_ranks_normalised_head_to_head():
         return external_rows(task=task, family="f", method=method, kind="accuracy", estimates=est)
 
     res = BenchmarkResult(pd.DataFrame(columns=COLUMNS)).add_rows(
-        [rows("x", "t1", [0.1, 0.3]), rows("y", "t1", [0.2, 0.0]), rows("z", "t1", [0.3]), rows("x", "t2", [0.5])]
+        [
+            rows("x", "t1", [0.1, 0.3]),
+            rows("y", "t1", [0.2, 0.0]),
+            rows("z", "t1", [0.3]),
+            rows("x", "t2", [0.5]),
+        ]
     )
     sr = res.set_ranks()
     # t1/s0: x < y < z -> 0, 0.5, 1; t1/s1: y < x -> 0, 1 (z absent); t2/s0 has one method: left out

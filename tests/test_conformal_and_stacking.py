@@ -278,9 +278,13 @@ def test_leave_one_family_out_tables():
     q = conformal_radius(other["estimate"], other["true_accuracy"], level=0.9)
     assert r["radius"].iloc[0] == pytest.approx(q) and (r["n_calibration"] == 18).all()
     # the pooled kind weighs f2, f3, f4 alike (6 sets each here, so it is the plain empirical 90 % quantile)
-    r = iv[(iv.method == "m1") & (iv.family == "f1") & (iv.interval == "conformal_pooled") & (iv.level == 0.9)]
+    r = iv[
+        (iv.method == "m1") & (iv.family == "f1") & (iv.interval == "conformal_pooled") & (iv.level == 0.9)
+    ]
     err = (other["estimate"] - other["true_accuracy"]).abs().to_numpy()
-    assert r["radius"].iloc[0] == pytest.approx(pooled_conformal_quantile(err, other["family"].to_numpy(), 0.9))
+    assert r["radius"].iloc[0] == pytest.approx(
+        pooled_conformal_quantile(err, other["family"].to_numpy(), 0.9)
+    )
     assert r["radius"].iloc[0] == pytest.approx(np.sort(err)[math.ceil(0.9 * 18) - 1])
     assert res.plot(level=0.9) is not None
 
@@ -348,7 +352,9 @@ def test_notebook_06_coverage_check_counts_match_the_coverage_table():
     res = leave_one_family_out(rows, reference_accuracy={t: 0.9 for t in rows.task.unique()})
     chk = coverage_check(res, rows, level=0.9)
     fam = chk[chk.family != "all"]
-    assert set(fam.interval) == {"conformal", "conformal_drop", "conformal_pooled"} and (fam.n_sets == 6).all()
+    assert (
+        set(fam.interval) == {"conformal", "conformal_drop", "conformal_pooled"} and (fam.n_sets == 6).all()
+    )
     cov = res.coverage(0.9)
     for r in fam.itertuples():  # the counts are the coverage table's fractions of 6 sets
         assert r.covered / 6 == pytest.approx(cov.loc[("stacked_cross", r.interval), r.family])
@@ -357,8 +363,17 @@ def test_notebook_06_coverage_check_counts_match_the_coverage_table():
     assert fam.calibrated_pass.iloc[0] == pytest.approx(0.9**6)
     every = chk[chk.family == "all"]
     assert len(every) == 3 and every.calibrated_pass.iloc[0] == pytest.approx(0.9**24)
-    assert every.calibrated_pass.iloc[0] == pytest.approx(calibrated_pass_probability(dict.fromkeys("abcd", 6))["all"])
+    assert every.calibrated_pass.iloc[0] == pytest.approx(
+        calibrated_pass_probability(dict.fromkeys("abcd", 6))["all"]
+    )
     assert any(line.startswith("- What these family sizes can tell") for line in beyond_lines(res, rows))
-    few = rows[rows.set.isin(["s0", "s1", "s2"])]  # no family with >= 5 sets (as the smoke profile): an empty table
-    res = leave_one_family_out(few, reference_accuracy={t: 0.9 for t in rows.task.unique()}, min_calibration=3)
-    assert coverage_check(res, few).empty and list(coverage_check(res, few).columns)[:2] == ["method", "interval"]
+    few = rows[
+        rows.set.isin(["s0", "s1", "s2"])
+    ]  # no family with >= 5 sets (as the smoke profile): an empty table
+    res = leave_one_family_out(
+        few, reference_accuracy={t: 0.9 for t in rows.task.unique()}, min_calibration=3
+    )
+    assert coverage_check(res, few).empty and list(coverage_check(res, few).columns)[:2] == [
+        "method",
+        "interval",
+    ]

@@ -39,7 +39,7 @@ def test_mde_bootstrap_survives_one_huge_energy():
     # one example's energy ~800 above the rest: resamples that miss it must not underflow to -inf and vanish
     z = np.random.default_rng(0).normal(size=(500, 3))
     z[0] = -800.0
-    est = MDE().fit(logits=z).estimate(logits=z, interval=True)
+    est = MDE().fit(logits=z).measure(logits=z, interval=True)
     e = free_energy(z)
     rng = np.random.default_rng(0)
     reps = []
@@ -53,7 +53,7 @@ def test_mde_bootstrap_survives_one_huge_energy():
 
 def test_mde_bootstrap_unchanged_on_ordinary_energies():
     z = np.random.default_rng(1).normal(size=(300, 4))
-    est = MDE().fit(logits=z).estimate(logits=z, interval=True)
+    est = MDE().fit(logits=z).measure(logits=z, interval=True)
     assert est.details["score_lower"] < est.score < est.details["score_upper"]
 
 

@@ -181,7 +181,8 @@ def _run_method(task: ShiftTask, method: str, *, n_boot: int, level: float, seed
     regressor = None
     if _is_score(method, est):
         names = sorted(task.meta)
-        scores = [est.estimate(**_inputs(task, method, m, task.meta[m].logits)).score for m in names]
+        measure = getattr(est, "measure", est.estimate)  # the raw score (a user's own estimator may lack it)
+        scores = [measure(**_inputs(task, method, m, task.meta[m].logits)).score for m in names]
         accs = [task.meta[m].accuracy for m in names]
         regressor = MetaSetRegression().fit(scores=scores, accuracies=accs)
         if not _is_custom(method) or "regressor" in getattr(est, "get_params", dict)():

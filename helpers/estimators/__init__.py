@@ -2,11 +2,13 @@
 
 Every estimator is a class with keyword-only ``fit(*, ...reference...)`` (labelled reference / source set;
 optional for the estimators that need no reference) and ``estimate(*, ...target..., interval=False)``
-returning an :class:`Estimate` whose ``accuracy`` is a fraction in [0, 1] (``nan`` for pure scores such as MDE,
-Average Energy, entropy, nuclear norm and Fréchet distance unless a ``regressor`` maps the score to accuracy;
-the score itself is in ``Estimate.score``).  ``interval=True`` fills ``lower``/``upper`` with a percentile
-bootstrap interval over target examples (for score-type estimators without a regressor the score interval goes
-to ``details["score_lower"/"score_upper"]``).
+returning an :class:`Estimate` whose ``accuracy`` is a fraction in [0, 1].  The set-level scores (MDE, Average
+Energy, entropy, nuclear norm, Fréchet distance) become accuracies as paper 5 defines it: ``fit(...,
+shifted={name: (logits, labels), ...})`` fits a line from the score to accuracy on labelled shifted sets, and
+``estimate`` reads the target's accuracy off it, the score beside it in ``Estimate.score``; without ``shifted=``
+(or a ``regressor``) their ``estimate`` raises, and ``measure`` returns the raw score.  ``interval=True`` fills
+``lower``/``upper`` with a percentile bootstrap interval over target examples (the score's own interval is in
+``details["score_lower"/"score_upper"]``).
 
 Input scheme: model outputs by keyword, exactly one of ``logits=`` (n, K) or ``probs=`` (n, K, rows sum to 1);
 the confidence family also takes ``confidence=`` (n,); references take ``labels=`` (or ``correct=`` with

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from helpers.errors import InputValidationError
+from helpers.errors import InputValidationError, NotFittedError
 from helpers.estimators.base import BaseEstimator, Estimate
 from helpers.validation import (
     check_binary,
@@ -49,7 +49,9 @@ def softmax(logits: np.ndarray, *, T: float = 1.0) -> np.ndarray:
     z = np.asarray(logits)
     if not np.issubdtype(z.dtype, np.floating):
         z = z.astype(np.float64)
-    with np.errstate(over="ignore"):  # z - max may reach -inf (-> probability 0) for logits near the float max
+    with np.errstate(
+        over="ignore"
+    ):  # z - max may reach -inf (-> probability 0) for logits near the float max
         out = z - z.max(axis=1, keepdims=True)  # shift before dividing: z / T overflows for huge z and T < 1
         if T != 1.0:
             out /= T
@@ -293,8 +295,9 @@ class LabelFreeEstimator(BaseEstimator):
     ``_weighted(prep, counts) -> float`` (the statistic recomputed with per-example integer weights).
 
     ``output = "accuracy"``: the value is an accuracy (clipped to [0, 1]; the unclipped value is kept in
-    ``details["raw"]`` when it differs).  ``output = "score"``: the value goes to ``Estimate.score``; the
-    accuracy is ``nan`` unless a ``regressor`` (score -> accuracy fraction) is attached.
+    ``details["raw"]`` when it differs).  ``output = "score"``: the value goes to ``Estimate.score`` and the
+    accuracy comes from ``regressor`` (score -> accuracy fraction) or from the line fitted on ``fit(shifted=...)``;
+    without either, ``estimate`` raises (``measure`` returns the score alone).
     """
 
     name = "base"
@@ -328,6 +331,30 @@ class LabelFreeEstimator(BaseEstimator):
         check_bootstrap_params(self.n_boot, self.level)
 
     # -- shared behaviour --------------------------------------------------------------------------------
+    def _fit_shifted(self, shifted: Any) -> None:
+        """Score-type estimators: fit paper 5's line from the score to accuracy on labelled shifted sets
+        (:func:`helpers.estimators._shifted.fit_score_line`), kept as ``score_line_``; ``None`` keeps none."""
+        from helpers.estimators._shifted import fit_score_line
+
+        self.__dict__.pop("score_line_", None)
+        if shifted is not None:
+            self.score_line_ = fit_score_line(self, shifted)
+
+    def _score_to_accuracy(self):
+        """The map score -> accuracy: ``regressor`` if given, else the line fitted on ``shifted=``; else an error
+        that says how to get one (``measure`` gives the raw score)."""
+        if getattr(self, "regressor", None) is not None:
+            return self.regressor
+        if hasattr(self, "score_line_"):
+            return self.score_line_.predict
+        if getattr(self, "_raw_only", False):
+            return None
+        raise NotFittedError(
+            f"{type(self).__name__} ({self.name}) gives a set-level score, not an accuracy: fit it with "
+            f"shifted={{set name: (logits, labels), ...}} (at least 3 labelled shifted sets; paper 5, Algorithm 1 "
+            f"fits a line from the score to accuracy on them) or pass regressor=; .measure(...) returns the raw score"
+        )
+
     def _require_fit(self) -> None:
         if self.requires_fit:
             self._check_fitted("n_classes_")
@@ -354,7 +381,6 @@ class LabelFreeEstimator(BaseEstimator):
             details.update(
                 interval="percentile bootstrap over target examples", level=self.level, n_boot=self.n_boot
             )
-        regressor = getattr(self, "regressor", None)
         if self.output == "accuracy":
             acc = float(np.clip(value, 0.0, 1.0))
             if acc != value:
@@ -363,6 +389,7 @@ class LabelFreeEstimator(BaseEstimator):
                 lower, upper = (float(v) for v in np.clip(percentile_interval(reps, self.level), 0.0, 1.0))
             return Estimate(self.name, acc, lower, upper, None, prep.n, details)
         # score-type estimator
+        regressor = self._score_to_accuracy()
         score = value
         acc = float("nan")
         if reps is not None:
@@ -378,4 +405,3 @@ class LabelFreeEstimator(BaseEstimator):
                 mapped = np.clip(apply_regressor(regressor, reps), 0.0, 1.0)
                 lower, upper = (float(v) for v in percentile_interval(mapped, self.level))
         return Estimate(self.name, acc, lower, upper, score, prep.n, details)
-

@@ -71,7 +71,12 @@ class Estimate:
             ax.plot([acc], [0], "o", label=self.method)
         if true_accuracy is not None:
             ax.axvline(100 * true_accuracy, c="k", ls="--", lw=1, label="true accuracy")
-        ax.set(xlim=(0, 100), yticks=[], xlabel="accuracy (%)", title=f"{self.method}: {acc:.1f} % on n = {self.n}")
+        ax.set(
+            xlim=(0, 100),
+            yticks=[],
+            xlabel="accuracy (%)",
+            title=f"{self.method}: {acc:.1f} % on n = {self.n}",
+        )
         ax.legend(fontsize=8, loc="lower left")
         return ax
 
@@ -129,7 +134,8 @@ class BaseEstimator:
         return [
             p.name
             for p in sig.parameters.values()
-            if p.name != "self" and p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
+            if p.name != "self"
+            and p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
         ]
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -161,8 +167,20 @@ class BaseEstimator:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
         return f"{type(self).__name__}({params})"
 
+    def measure(self, **target: Any) -> Estimate:
+        """The set-level value itself: for a score-type estimator (MDE, energy, ...), ``Estimate.score`` with
+        ``accuracy`` nan, no score -> accuracy line needed; for the others, the same as ``estimate``.  Takes
+        ``estimate``'s keywords."""
+        self._raw_only = True
+        try:
+            return self.estimate(**target)
+        finally:
+            self._raw_only = False
+
     def _check_fitted(self, *attrs: str) -> None:
         fitted = [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]
         missing = [a for a in attrs if not hasattr(self, a)] if attrs else ([] if fitted else ["<fit>"])
         if missing:
-            raise NotFittedError(f"{type(self).__name__} is not fitted yet: call .fit(...) before .estimate(...)")
+            raise NotFittedError(
+                f"{type(self).__name__} is not fitted yet: call .fit(...) before .estimate(...)"
+            )

@@ -6,7 +6,7 @@ All take model outputs as ``logits=`` or ``probs=`` (exactly one), and the accur
 * Average Confidence ("AC", "Avg Conf", "ConfScore"): mean maximum softmax probability on the target
   (Hendrycks & Gimpel 2017; paper 3 Sec. 5 baseline; paper 1 Sec. 4.2; paper 5 App. B Eq. 10).
 * Average negative entropy ("Entropy"): mean of ``sum_k p_k log p_k`` (nats, in [-log K, 0]); a *score* that
-  paper 5 (App. B Eq. 11) regresses against accuracy, so ``accuracy`` is nan unless a ``regressor`` is set.
+  paper 5 (App. B Eq. 11) regresses against accuracy: ``fit(shifted=...)`` fits that line (or set ``regressor``).
 * DoC, Difference of Confidences (Guillory et al. 2021; paper 1 Sec. 4.2): reference accuracy minus the drop
   in average confidence, ``acc_ref + mean(conf_target) - mean(conf_ref)``.
 * MaxProb threshold (Kamath et al. 2020; paper 1 Sec. 4.2): the fraction of target examples predicted correct,
@@ -193,8 +193,9 @@ class AverageConfidence(_ConfidenceEstimator):
 class AverageNegativeEntropy(_ConfidenceEstimator):
     """Average negative entropy, a score: ``(1/n) sum_i sum_k p_ik log(p_ik + eps)`` in nats, in [-log K, 0].
 
-    Paper 5 (App. B, Eq. 11) regresses accuracy on it; ``accuracy`` is nan unless ``regressor`` maps the score
-    to an accuracy fraction (a fitted sklearn regressor with ``.predict`` or any callable).
+    Paper 5 (App. B, Eq. 11) regresses accuracy on it: ``fit(shifted={name: (logits, labels), ...})`` fits that
+    line on labelled shifted sets, or ``regressor`` maps the score to an accuracy fraction (a fitted sklearn
+    regressor with ``.predict`` or any callable); without either ``estimate`` raises and ``measure`` gives the score.
 
     Parameters
     ----------
@@ -225,6 +226,16 @@ class AverageNegativeEntropy(_ConfidenceEstimator):
     def _check_params(self) -> None:
         super()._check_params()
         check_positive(self.eps, "eps")
+
+    def fit(self, *, logits: Any = None, probs: Any = None, shifted: Any = None):
+        """Records the reference class count and, with ``shifted={name: (logits, labels), ...}``, fits the line
+        score -> accuracy of paper 5's Algorithm 1 (``logits`` may then be omitted)."""
+        self._check_params()
+        if logits is not None or probs is not None or shifted is None:
+            resolve_probs(logits=logits, probs=probs, where="AverageNegativeEntropy.fit")
+            self.n_classes_ = n_classes_of(logits, probs)
+        self._fit_shifted(shifted)
+        return self
 
     def _prepare_target(self, *, logits=None, probs=None, confidence=None) -> Prepared:
         if confidence is not None:

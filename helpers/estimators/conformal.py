@@ -315,7 +315,6 @@ class ShiftConformal(BaseEstimator):
         A wrapped estimator that itself learns from shifted sets (its ``fit`` takes ``shifted=``, e.g.
         :class:`~helpers.estimators.stacking.StackedEstimator`) gets them too (with ``groups``), and the interval
         is calibrated on its out-of-fold estimates ``cross_fitted_`` — never on sets it was fitted on."""
-        import inspect
 
         self._check_params()
         sets = _shifted_sets(shifted)
@@ -323,7 +322,9 @@ class ShiftConformal(BaseEstimator):
             raise InputValidationError("ShiftConformal.fit: labels= (the reference labels) is required")
         base = self._base()
         ref = {"logits": logits, "probs": probs, "labels": labels, "features": features}
-        if "shifted" in inspect.signature(base.fit).parameters:
+        from helpers.estimators.registry import learns_from_shifted_sets
+
+        if learns_from_shifted_sets(base):
             base.fit(**ref, shifted=sets, groups=groups)
             est = np.asarray(base.cross_fitted_, dtype=np.float64)
         else:
@@ -334,7 +335,9 @@ class ShiftConformal(BaseEstimator):
         self.estimator_ = base
         scales = self._scales(est)
         if self.pool_groups and groups is None:
-            raise InputValidationError("pool_groups=True: pass groups= (the shift family of every shifted set)")
+            raise InputValidationError(
+                "pool_groups=True: pass groups= (the shift family of every shifted set)"
+            )
         pooled = groups if self.pool_groups else None
         self.radius_ = conformal_radius(est, acc, level=self.level, scales=scales, groups=pooled)
         self.calibration_ = {
@@ -346,6 +349,11 @@ class ShiftConformal(BaseEstimator):
 
     @staticmethod
     def _point(base: Any, d: Mapping[str, Any]) -> float:
+        if getattr(base, "output", "accuracy") == "score" and getattr(base, "regressor", None) is None:
+            raise InputValidationError(
+                f"{base.name}: returns a score, not an accuracy; give it a regressor (score -> accuracy) fitted on "
+                f"other sets first (its own line fitted on these shifted sets would understate the error)"
+            )
         e = base.estimate(logits=d.get("logits"), probs=d.get("probs"), features=d.get("features"))
         if not np.isfinite(e.accuracy):
             raise InputValidationError(

@@ -188,7 +188,7 @@ class NuclearNorm(LabelFreeEstimator):
     Parameters
     ----------
     regressor : object with ``predict`` or callable, optional
-        Maps the score to an accuracy fraction; without it ``accuracy`` is nan.
+        Maps the score to an accuracy fraction; default: the line fitted on ``fit(shifted=...)``.
     n_boot, level, random_state
         Bootstrap settings (defaults 200, 0.95, seed 0).  For small K (n K(K+1)/2 float64 products <= 512 MB)
         the Gram matrix is a mean of per-row outer products, so all replicates come from one matrix product with
@@ -208,11 +208,14 @@ class NuclearNorm(LabelFreeEstimator):
         self.level = level
         self.random_state = random_state
 
-    def fit(self, *, logits: Any = None, probs: Any = None):
-        """Optional: records the reference class count so ``estimate`` can check the target against it."""
+    def fit(self, *, logits: Any = None, probs: Any = None, shifted: Any = None):
+        """Records the reference class count and, with ``shifted={name: (logits, labels), ...}``, fits the line
+        score -> accuracy of paper 5's Algorithm 1 (``logits`` may then be omitted)."""
         self._check_params()
-        resolve_probs(logits=logits, probs=probs, where="NuclearNorm.fit")
-        self.n_classes_ = n_classes_of(logits, probs)
+        if logits is not None or probs is not None or shifted is None:
+            resolve_probs(logits=logits, probs=probs, where="NuclearNorm.fit")
+            self.n_classes_ = n_classes_of(logits, probs)
+        self._fit_shifted(shifted)
         return self
 
     def _prepare_target(self, *, logits=None, probs=None) -> Prepared:
@@ -263,7 +266,7 @@ class FrechetDistance(LabelFreeEstimator):
     Parameters
     ----------
     regressor : object with ``predict`` or callable, optional
-        Maps the distance to an accuracy fraction; without it ``accuracy`` is nan.
+        Maps the distance to an accuracy fraction; default: the line fitted on ``fit(shifted=...)``.
     n_boot, level, random_state
         Bootstrap settings (defaults 200, 0.95, seed 0).  Small d: vectorised through the means of x and x x^T
         (like :class:`NuclearNorm`); large d: each replicate recomputes the target covariance with multinomial
@@ -283,14 +286,20 @@ class FrechetDistance(LabelFreeEstimator):
         self.level = level
         self.random_state = random_state
 
-    def fit(self, *, features: Any = None, logits: Any = None, probs: Any = None) -> FrechetDistance:
-        """Fit the reference Gaussian (mean ``mu_``, covariance ``cov_``) on one of features/logits/probs."""
+    def fit(
+        self, *, features: Any = None, logits: Any = None, probs: Any = None, shifted: Any = None
+    ) -> FrechetDistance:
+        """Fit the reference Gaussian (mean ``mu_``, covariance ``cov_``) on one of features/logits/probs; with
+        ``shifted``, the line distance -> accuracy (paper 5, Algorithm 1) on labelled shifted sets given in the
+        same representation: ``{name: (logits, labels)}``, or ``{name: {"features": ..., "logits": ...,
+        "labels": ...}}`` when the distance is between features."""
         self._check_params()
         x, kind = _features("FrechetDistance.fit", features, logits, probs)
         self.mu_, self.cov_ = mean_and_covariance(x)
         self.cov_sqrt_ = _sym_sqrt(self.cov_)
         self.n_classes_ = x.shape[1]  # feature dimension, checked against the target
         self.input_kind_ = kind
+        self._fit_shifted(shifted)
         return self
 
     def _prepare_target(self, *, features=None, logits=None, probs=None) -> Prepared:

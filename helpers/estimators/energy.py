@@ -130,11 +130,15 @@ class _EnergyEstimator(LabelFreeEstimator):
         super()._check_params()
         check_positive(self.T, "T")
 
-    def fit(self, *, logits: Any = None, probs: Any = None):
-        """Optional: records the reference class count so ``estimate`` can check the target against it."""
+    def fit(self, *, logits: Any = None, probs: Any = None, shifted: Any = None):
+        """Records the reference class count (so ``estimate`` can check the target against it) and, with
+        ``shifted={name: (logits, labels), ...}`` (labelled shifted sets), fits the line score -> accuracy that
+        ``estimate`` reads the accuracy from (paper 5, Algorithm 1).  ``logits`` may be omitted with ``shifted``."""
         self._check_params()
-        resolve_logits(logits=logits, probs=probs, where=f"{type(self).__name__}.fit")
-        self.n_classes_ = n_classes_of(logits)
+        if logits is not None or probs is not None or shifted is None:
+            resolve_logits(logits=logits, probs=probs, where=f"{type(self).__name__}.fit")
+            self.n_classes_ = n_classes_of(logits)
+        self._fit_shifted(shifted)
         return self
 
     def _energy(self, logits: Any, probs: Any) -> np.ndarray:
@@ -157,7 +161,7 @@ class AverageEnergy(_EnergyEstimator):
         Temperature.  Scaling: ``AvgEnergy(c f; c T) = c AvgEnergy(f; T)``; it increases with T
         (d/dT of ``T logsumexp(f/T)`` is the softmax entropy >= 0).
     regressor : object with ``predict`` or callable, optional
-        Maps the score to an accuracy fraction; without it ``accuracy`` is nan.
+        Maps the score to an accuracy fraction; default: the line fitted on ``fit(shifted=...)``.
     n_boot, level, random_state
         Bootstrap settings (defaults 200, 0.95, seed 0).
     """
@@ -190,7 +194,7 @@ class MDE(_EnergyEstimator):
         ``True``: ``MDE - log N`` (>= 0), comparable across set sizes.
     regressor : object with ``predict`` or callable, optional
         Maps the score to an accuracy fraction (e.g. a linear regression fitted on a meta-set of synthetic
-        shifted sets, paper 5 Algorithm 1); without it ``accuracy`` is nan.
+        shifted sets, paper 5 Algorithm 1); default: the line that ``fit(shifted=...)`` fits.
     n_boot, level, random_state
         Bootstrap settings (defaults 200, 0.95, seed 0).
     """

@@ -212,8 +212,11 @@ class StackedEstimator(BaseEstimator):
     def _row(self, d: dict[str, Any]) -> np.ndarray:
         out = []
         for est in self.estimators_.values():
-            e = est.estimate(logits=d.get("logits"), probs=d.get("probs"), features=d.get("features"))
-            out.append(e.accuracy if getattr(est, "output", "accuracy") == "accuracy" else e.score)
+            is_score = getattr(est, "output", "accuracy") == "score"
+            e = (est.measure if is_score else est.estimate)(
+                logits=d.get("logits"), probs=d.get("probs"), features=d.get("features")
+            )
+            out.append(e.score if is_score else e.accuracy)
         return np.array(out, dtype=np.float64)
 
     def fit(

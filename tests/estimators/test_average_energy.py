@@ -11,7 +11,7 @@ def test_hand_computed():
     # rows [0, 0] -> log 2 ; [log 3, 0] -> log 4 ; mean = 1.5 log 2
     z = np.array([[0.0, 0.0], [np.log(3.0), 0.0]])
     assert average_energy(z) == pytest.approx(1.5 * np.log(2))
-    est = AverageEnergy().estimate(logits=z)
+    est = AverageEnergy().measure(logits=z)
     assert est.score == pytest.approx(1.5 * np.log(2)) and np.isnan(est.accuracy)
     # T = 2: 2 * log(2 e^0) = 2 log 2 ; 2 * log(3**0.5 + 1) ; mean
     assert average_energy(z, T=2.0) == pytest.approx((2 * np.log(2) + 2 * np.log(np.sqrt(3) + 1)) / 2)
@@ -41,9 +41,9 @@ def test_regressor_maps_score_to_accuracy():
 
 def test_bad_inputs():
     with pytest.raises(InputValidationError, match="logits"):
-        AverageEnergy().estimate(probs=np.array([[0.5, 0.5]]))
+        AverageEnergy().measure(probs=np.array([[0.5, 0.5]]))
     with pytest.raises(InputValidationError, match="logits"):
-        AverageEnergy().estimate()
+        AverageEnergy().measure()
     with pytest.raises(InputValidationError, match="T"):
         average_energy(np.zeros((2, 2)), T=-1.0)
     with pytest.raises(InputValidationError, match="logits"):

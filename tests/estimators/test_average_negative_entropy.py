@@ -11,7 +11,7 @@ def test_hand_computed():
     # [0.5, 0.5] -> -log 2 ; [1, 0] -> 0 (the epsilon makes 0 * log 0 = 0) ; mean = -log(2) / 2
     p = np.array([[0.5, 0.5], [1.0, 0.0]])
     assert average_negative_entropy(p) == pytest.approx(-np.log(2) / 2)
-    est = AverageNegativeEntropy().estimate(probs=p)
+    est = AverageNegativeEntropy().measure(probs=p)
     assert est.score == pytest.approx(-np.log(2) / 2)
     assert np.isnan(est.accuracy)
 
@@ -28,10 +28,10 @@ def test_range_and_regressor():
 
 def test_bad_inputs():
     with pytest.raises(InputValidationError, match="confidence"):
-        AverageNegativeEntropy().estimate(confidence=[0.5, 0.6])
+        AverageNegativeEntropy().measure(confidence=[0.5, 0.6])
     with pytest.raises(InputValidationError, match="probs"):
         average_negative_entropy(np.array([[0.2, 0.2]]))
     with pytest.raises(InputValidationError, match="eps"):
-        AverageNegativeEntropy(eps=-1).estimate(probs=np.array([[0.5, 0.5]]))
+        AverageNegativeEntropy(eps=-1).measure(probs=np.array([[0.5, 0.5]]))
     with pytest.raises(InputValidationError, match="regressor"):
         AverageNegativeEntropy(regressor=3).estimate(probs=np.array([[0.5, 0.5]]))

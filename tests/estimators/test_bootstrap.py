@@ -56,7 +56,7 @@ def test_every_estimator_gets_an_interval(name):
     zr, yr = _data(600, seed=1)
     zt, _ = _data(500, seed=2)
     est = _fitted(name, zr, yr)
-    res = est.estimate(**_target(name, zt), interval=True)
+    res = est.measure(**_target(name, zt), interval=True)
     if est.output == "accuracy":
         assert 0.0 <= res.lower <= res.accuracy <= res.upper <= 1.0
     else:
@@ -65,7 +65,7 @@ def test_every_estimator_gets_an_interval(name):
         if name != "frechet":  # a distance's bootstrap is biased upward (see FrechetDistance docstring)
             assert lo <= res.score <= hi
     assert res.details["level"] == 0.95 and res.details["n_boot"] == 40
-    assert est.estimate(**_target(name, zt)).lower is None  # interval=False: no interval
+    assert est.measure(**_target(name, zt)).lower is None  # interval=False: no interval
 
 
 def test_interval_narrows_with_n_and_is_seeded():
@@ -76,8 +76,8 @@ def test_interval_narrows_with_n_and_is_seeded():
         widths.append(r.upper - r.lower)
     assert widths[1] < widths[0] / 3  # ~ 1/sqrt(n): sqrt(25) = 5
     z, _ = _data(1000)
-    a = MDE(random_state=7).estimate(logits=z, interval=True)
-    b = MDE(random_state=7).estimate(logits=z, interval=True)
+    a = MDE(random_state=7).measure(logits=z, interval=True)
+    b = MDE(random_state=7).measure(logits=z, interval=True)
     assert (a.details["score_lower"], a.details["score_upper"]) == (
         b.details["score_lower"],
         b.details["score_upper"],

@@ -14,7 +14,7 @@ def test_hand_computed_one_dimensional():
     a = np.array([[0.0], [2.0]])
     b = np.array([[3.0], [5.0], [7.0]])
     assert frechet_distance(a, b) == pytest.approx(16 + (np.sqrt(2) - 2) ** 2)
-    est = FrechetDistance().fit(features=a).estimate(features=b)
+    est = FrechetDistance().fit(features=a).measure(features=b)
     assert est.score == pytest.approx(16 + (np.sqrt(2) - 2) ** 2) and np.isnan(est.accuracy)
 
 
@@ -51,21 +51,21 @@ def test_logits_or_probs_as_features():
     rng = np.random.default_rng(3)
     z = rng.normal(size=(200, 4))
     est = FrechetDistance().fit(logits=z)
-    assert est.estimate(logits=z).score == pytest.approx(0.0, abs=1e-9)
-    assert est.estimate(logits=z + 1.0).score == pytest.approx(4.0, rel=1e-9)  # mean shift of 1 in 4 dims
+    assert est.measure(logits=z).score == pytest.approx(0.0, abs=1e-9)
+    assert est.measure(logits=z + 1.0).score == pytest.approx(4.0, rel=1e-9)  # mean shift of 1 in 4 dims
 
 
 def test_bad_inputs():
     with pytest.raises(NotFittedError):
-        FrechetDistance().estimate(features=np.zeros((3, 2)))
+        FrechetDistance().measure(features=np.zeros((3, 2)))
     fitted = FrechetDistance().fit(features=np.random.default_rng(0).normal(size=(10, 3)))
     with pytest.raises(InputValidationError, match="feature-dimension mismatch"):
-        fitted.estimate(features=np.zeros((5, 4)))
+        fitted.measure(features=np.zeros((5, 4)))
     with pytest.raises(InputValidationError, match="features"):
-        fitted.estimate(features=np.array([[np.nan, 0, 0], [0, 0, 0]]))
+        fitted.measure(features=np.array([[np.nan, 0, 0], [0, 0, 0]]))
     with pytest.raises(InputValidationError, match="features"):
-        fitted.estimate(features=np.zeros((1, 3)))  # one row: no covariance
+        fitted.measure(features=np.zeros((1, 3)))  # one row: no covariance
     with pytest.raises(InputValidationError, match="exactly one"):
-        fitted.estimate(features=np.zeros((5, 3)), logits=np.zeros((5, 3)))
+        fitted.measure(features=np.zeros((5, 3)), logits=np.zeros((5, 3)))
     with pytest.raises(InputValidationError, match="features_b"):
         frechet_distance(np.zeros((4, 2)), np.zeros((4, 3)))

@@ -18,9 +18,9 @@ def test_hand_computed():
     expected = np.log(0.75 * 2**1.5)
     assert mde(z) == pytest.approx(expected)
     assert mde(z, normalize=True) == pytest.approx(expected - np.log(2))
-    est = MDE().estimate(logits=z)
+    est = MDE().measure(logits=z)
     assert est.score == pytest.approx(expected) and np.isnan(est.accuracy) and est.method == "mde"
-    assert get_estimator("mde_normalized").estimate(logits=z).score == pytest.approx(expected - np.log(2))
+    assert get_estimator("mde_normalized").measure(logits=z).score == pytest.approx(expected - np.log(2))
 
 
 def test_equals_negative_mean_log_softmax_over_samples():
@@ -81,15 +81,15 @@ def test_float32_large_logits_are_stable():
 
 def test_bad_inputs():
     with pytest.raises(InputValidationError, match="logits"):
-        MDE().estimate(probs=np.array([[0.5, 0.5]]))  # energies need logits
+        MDE().measure(probs=np.array([[0.5, 0.5]]))  # energies need logits
     with pytest.raises(InputValidationError, match="T"):
-        MDE(T=0).estimate(logits=np.zeros((2, 2)))
+        MDE(T=0).measure(logits=np.zeros((2, 2)))
     with pytest.raises(InputValidationError, match="logits"):
         mde(np.array([[np.nan, 1.0]]))
     with pytest.raises(InputValidationError, match="logits"):
         mde(np.zeros((0, 3)))
     with pytest.raises(InputValidationError, match="class-count mismatch"):
-        MDE().fit(logits=np.zeros((2, 3))).estimate(logits=np.zeros((2, 4)))
+        MDE().fit(logits=np.zeros((2, 3))).measure(logits=np.zeros((2, 4)))
 
 
 def test_mde_parts_hand_computed():

@@ -43,7 +43,7 @@ def test_range_and_exact_maximum():
 def test_estimator_is_a_score():
     rng = np.random.default_rng(2)
     z = rng.normal(size=(100, 4))
-    est = NuclearNorm().estimate(logits=z)
+    est = NuclearNorm().measure(logits=z)
     assert np.isnan(est.accuracy)
     assert est.score == pytest.approx(nuclear_norm_score(softmax(z)))
 
@@ -54,6 +54,6 @@ def test_bad_inputs():
     with pytest.raises(InputValidationError, match="probs"):
         nuclear_norm_score(np.array([[1.5, -0.5]]))
     with pytest.raises(InputValidationError, match="logits"):
-        NuclearNorm().estimate(logits=np.ones(3))
+        NuclearNorm().measure(logits=np.ones(3))
     with pytest.raises(InputValidationError, match="class-count mismatch"):
-        NuclearNorm().fit(probs=np.eye(3)).estimate(probs=np.eye(2))
+        NuclearNorm().fit(probs=np.eye(3)).measure(probs=np.eye(2))

@@ -183,16 +183,20 @@ def set_measures(reference: Reference, *, logits, features=None, other_logits=No
     """
     z = check_logits(logits, "logits")
     if reference.frechet_input == "features" and features is None:
-        raise InputValidationError("features: the reference Fréchet Gaussian was fitted on features; pass them")
+        raise InputValidationError(
+            "features: the reference Fréchet Gaussian was fitted on features; pass them"
+        )
     out = {}
     for name, est in reference.estimators.items():
         if name == "Frechet":
             x = features if reference.frechet_input == "features" else z
-            out[name] = _value(est.estimate(features=np.asarray(x, dtype=np.float64)))
+            out[name] = _value(est.measure(features=np.asarray(x, dtype=np.float64)))
         elif name == "Agreement":
-            out[name] = np.nan if other_logits is None else _value(est.estimate(logits=z, other_logits=other_logits))
+            out[name] = (
+                np.nan if other_logits is None else _value(est.measure(logits=z, other_logits=other_logits))
+            )
         else:
-            out[name] = _value(est.estimate(logits=z))
+            out[name] = _value(est.measure(logits=z))
     return out
 
 
@@ -398,7 +402,9 @@ def collect_outputs(
 
         for name, fn in predictors.items():
             parts = {**dict(key), "predictor": name, "set": spec.name, **spec.key()}
-            out[name][spec.name] = cached_arrays("05_mde", parts, lambda fn=fn: dict(fn(data())), code=OUTPUTS_CODE)
+            out[name][spec.name] = cached_arrays(
+                "05_mde", parts, lambda fn=fn: dict(fn(data())), code=OUTPUTS_CODE
+            )
     return out
 
 
@@ -525,9 +531,7 @@ def metaset_frame(
         )
         for b in names
     }
-    frame = measure_frame(
-        outputs, sets, labels=labels, references=references, partners=partners, setup=setup
-    )
+    frame = measure_frame(outputs, sets, labels=labels, references=references, partners=partners, setup=setup)
     for b in names:
         frame.loc[frame.backbone == b, "reference_accuracy"] = float(
             (ref_out[b]["reference"]["logits"].argmax(1) == np.asarray(reference_labels)).mean()
