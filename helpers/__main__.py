@@ -6,7 +6,7 @@ python -m helpers run --profile default            # every notebook, default pro
 python -m helpers run --profile smoke --only 00_example -p epochs=1
 python -m helpers run --workers 1                   # one notebook after another, in this process (debugging)
 python -m helpers run --scheduler tcp://HOST:8786   # on an existing Dask cluster
-python -m helpers summary                           # rebuild runs/default/figures/summary.{csv,md}
+python -m helpers summary                           # the latest complete default run: its figures/summary.md
 python -m helpers publish --only 02                 # a run's figures and records become the committed results
 python -m helpers data check                        # verify every data file's sha256
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -54,16 +55,24 @@ def _absolute_paths(params: dict[str, Any]) -> dict[str, Any]:
     return {k: fix(k, v) for k, v in params.items()}
 
 
-def _report(profile: str, *, publishable: bool = False) -> int:
-    """Write the run's summary into its own figures folder (never the committed ``figures/``) and say where; the
+def _report(profile: str, run: str | None = None, *, publishable: bool = False) -> int:
+    """Write a run's summary into its own figures folder (never the committed ``figures/``) and say where; the
     hint to publish only after a complete, unmodified ``default`` run (``publishable``), with this interpreter."""
-    from helpers.paths import run_figures_dir
+    import os
+
+    from helpers.paths import resolve_run_dir
     from helpers.summary import write_report
 
-    csv_path, md_path, _ = write_report(profile, readme=None, figures=run_figures_dir(profile))
-    print(f"summary -> {md_path} and {csv_path}")
+    folder = resolve_run_dir(profile, run)
+    if folder is None:
+        raise HelpersError(f"no run {run!r} of profile {profile!r}" if run else
+                           f"no complete run of profile {profile!r}: run python -m helpers run --profile {profile}")  # fmt: skip
+    figures = os.environ.get("HELPERS_FIGURES") or folder / "figures"
+    csv_path, md_path, _ = write_report(profile, readme=None, figures=figures, run_folder=folder)
+    print(f"run folder: {folder}\nsummary -> {md_path} and {csv_path}")
     if publishable:
-        print(f"to make this run the project's reference results: {sys.executable} -m helpers publish --profile {profile}")
+        print(f"to make this run the project's reference results: {sys.executable} -m helpers publish --profile "
+              f"{profile} --run {folder.name}")  # fmt: skip
     return 0
 
 
@@ -103,12 +112,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print()
     print(runner.format_runs(runs))
     complete = len(runs) == len(runner.list_notebooks()) and all(r.status == "ok" for r in runs)
-    _report(args.profile, publishable=complete and args.profile == "default" and not args.param)
+    folder = str(Path(runs[0].output).parent) if runs else None
+    try:
+        _report(args.profile, folder, publishable=complete and args.profile == "default" and not args.param)
+    except HelpersError as exc:  # e.g. every notebook failed before recording anything: nothing to summarise
+        print(f"no summary: {exc}")
     return 1 if any(r.status == "failed" for r in runs) else 0
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    return _report(args.profile)
+    return _report(args.profile, args.run)
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:
@@ -116,7 +129,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     from helpers.publish import publish
 
     readme = None if args.no_readme else REPO_ROOT / "README.md"
-    done = publish(args.profile, only=_names(args.only), run_folder=args.run_folder, readme=readme,
+    done = publish(args.profile, only=_names(args.only), run_folder=args.run, readme=readme,
                    keep_run_times=args.keep_run_times)  # fmt: skip
     print(f"published {', '.join(done)} into figures/ (summary, run times, figures" +
           ("" if args.no_readme else ", README results section") + "); review with git diff, then commit")
@@ -167,15 +180,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=_cmd_run)
 
-    summary = sub.add_parser("summary", help="rebuild <runs>/<profile>/figures/summary.{csv,md} from its records")
+    summary = sub.add_parser("summary", help="rebuild a run's figures/summary.{csv,md} from its records")
     summary.add_argument("--profile", default="default")
+    summary.add_argument("--run", default=None, metavar="ID",
+                         help="run id under <runs>/<profile>/ or a run folder (default: the latest complete run)")
     summary.add_argument("--no-readme", action="store_true", help="(kept for old scripts) no effect")
     summary.set_defaults(func=_cmd_summary)
 
     pub = sub.add_parser("publish", help="make a run's results the committed reference results (figures/, README)")
     pub.add_argument("--profile", default="default")
     pub.add_argument("--only", nargs="+", metavar="NAME", help="notebook stems (or prefixes) to publish")
-    pub.add_argument("--run-folder", default=None, help="the run folder (default: <runs>/<profile>)")
+    pub.add_argument("--run", "--run-folder", dest="run", default=None, metavar="ID",
+                     help="run id under <runs>/<profile>/ or a run folder (default: the latest complete run)")
     pub.add_argument("--no-readme", action="store_true", help="leave the README's results section as it is")
     pub.add_argument("--keep-run-times", action="store_true",
                      help="keep the published run times (a re-run on cached predictions that only redraws figures)")

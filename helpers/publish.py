@@ -17,9 +17,19 @@ from pathlib import Path
 import pandas as pd
 
 from helpers.errors import HelpersError
-from helpers.paths import REPO_ROOT, published_dir, run_figures_dir, runs_dir
+from helpers.paths import REPO_ROOT, published_dir, resolve_run_dir
 
 __all__ = ["publish"]
+
+
+def _run_label(run: Path) -> str:
+    """The label recorded in a run folder's ``run_status.json`` (``""`` for the profile's own runs)."""
+    import json
+
+    status = run / "run_status.json"
+    if not status.exists():
+        return ""
+    return str((json.loads(status.read_text(encoding="utf-8")).get("_run") or {}).get("label") or "")
 
 
 def publish(
@@ -32,7 +42,9 @@ def publish(
     readme: str | os.PathLike[str] | None = REPO_ROOT / "README.md",
     keep_run_times: bool = False,
 ) -> list[str]:
-    """Publish the run in ``run_folder`` (default ``<runs>/<profile>``) as the reference results.
+    """Publish the run ``run_folder`` (a run id of ``profile`` or a folder; default: the profile's latest complete
+    run, :func:`helpers.paths.latest_run_dir`) as the reference results.  A run labelled as overridden or as
+    user data is refused.
 
     Parameters
     ----------
@@ -40,8 +52,8 @@ def publish(
         The run's profile (the committed results are the ``default`` profile's).
     only : iterable of str, optional
         Notebook stems (or prefixes) to publish; default: every notebook with records in the run.
-    run_folder, figures : path, optional
-        The run folder and its figures folder (default ``<run_folder>/figures`` or ``$HELPERS_FIGURES``).
+    run_folder, figures : str or path, optional
+        The run (id or folder) and its figures folder (default ``<run folder>/figures``).
     destination : path, optional
         Where the reference results live (default: the repository's ``figures/``).
     readme : path or None
@@ -67,12 +79,17 @@ def publish(
         update_readme,
     )
 
-    run = Path(run_folder) if run_folder is not None else runs_dir() / profile
-    src_figs = (
-        Path(figures)
-        if figures is not None
-        else (run / "figures" if run_folder else run_figures_dir(profile))
-    )
+    run = resolve_run_dir(profile, run_folder)
+    if run is None:
+        raise HelpersError(
+            f"no run {run_folder!r} of profile {profile!r}" if run_folder is not None else
+            f"no complete run of profile {profile!r} with its own parameters: run python -m helpers run --profile "
+            f"{profile} first (runs with -p overrides are never published by default)"
+        )  # fmt: skip
+    label = _run_label(run)
+    if label:
+        raise HelpersError(f"run {run.name} is labelled {label!r} (-p overrides or your data): not a reference run")
+    src_figs = Path(figures) if figures is not None else run / "figures"
     dest = Path(destination) if destination is not None else published_dir()
     frame = collect(run / "results")
     if frame.empty:

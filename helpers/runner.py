@@ -8,11 +8,12 @@ Profiles are parameter sets stored with the notebooks, one YAML file per noteboo
     full:    {epochs: 30}
 
 Every notebook has a cell tagged ``parameters``.  The runner refuses a parameter that the notebook does not
-declare (:class:`~helpers.errors.ProfileError`), passes ``profile`` when the notebook declares it, writes the
-executed notebook to ``<runs>/<profile>/<stem>.ipynb`` (git-ignored), goes on past a failing notebook,
-reports which notebook and cell failed, and writes ``<runs>/<profile>/run_status.json`` after every notebook
-so an interrupted batch can be resumed with ``resume=True`` (finished notebooks whose source, parameters,
-``helpers`` code and data files are unchanged are skipped).
+declare, or a value of another type (:mod:`helpers.notebook_params`), passes ``profile`` when the notebook
+declares it, writes every run to its own folder ``<runs>/<profile>/<run id>/`` (git-ignored; executed notebooks,
+records, figures; :mod:`helpers.paths`), goes on past a failing notebook, reports which notebook and cell failed,
+and writes the folder's ``run_status.json`` after every notebook so an interrupted batch can be resumed with
+``resume=True`` (finished notebooks whose source, parameters, ``helpers`` code and data files are unchanged are
+skipped).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import yaml
 from helpers.errors import ProfileError, UnknownNameError
 from helpers.notebook_params import check_parameters as _check_parameters
 from helpers.notebook_params import declared_parameters
-from helpers.paths import REPO_ROOT, runs_dir
+from helpers.paths import REPO_ROOT, runs_dir  # noqa: F401  (runs_dir: re-exported for callers)
 
 __all__ = [
     "PROFILES",
@@ -207,7 +208,8 @@ def run_notebook(
     parameters : mapping, optional
         Parameters to inject; each must be declared by the notebook (else :class:`ProfileError`).
     output_dir : Path, optional
-        Where the executed copy goes (default ``<runs>/<profile>``).
+        The run folder: the executed copy, ``results/`` and ``figures/`` (default: a new run folder,
+        :func:`helpers.paths.new_run_dir`).
     kernel_name : str, optional
         Jupyter kernel; default: the kernel of the Python running this code.
     timeout : float, optional
@@ -228,7 +230,11 @@ def run_notebook(
     if "profile" in declared:
         params.setdefault("profile", profile)
     _check_parameters(notebook, params)
-    out_dir = Path(output_dir) if output_dir is not None else runs_dir() / profile
+    if output_dir is None:
+        from helpers.paths import new_run_dir
+
+        output_dir = new_run_dir(profile)
+    out_dir = Path(output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     output = out_dir / notebook.name
     results = out_dir / "results"
@@ -395,8 +401,28 @@ def _kernel_manager_class(env: Mapping[str, str], cwd: Path):
     return RunKernelManager
 
 
-def _status_path(profile: str, output_dir: Path | None) -> Path:
-    return (Path(output_dir) if output_dir is not None else runs_dir() / profile) / "run_status.json"
+def run_label(parameters: Mapping[str, Any] | None) -> str:
+    """How a run with these ``-p`` overrides is labelled: ``""`` (the profile's own run), ``"byod"`` (your data
+    through ``byod_path``), or ``"custom"`` (any other override).  Labelled runs never become the profile's
+    ``latest`` reference."""
+    if not parameters:
+        return ""
+    return "byod" if (parameters or {}).get("byod_path") else "custom"
+
+
+def _run_folder(profile: str, output_dir: Path | None, label: str, resume: bool) -> Path:
+    """Where a run writes: ``output_dir`` if given; with ``resume``, the profile's last run folder; else a new one
+    (:func:`helpers.paths.new_run_dir`)."""
+    from helpers.paths import new_run_dir, run_dirs
+
+    if output_dir is not None:
+        Path(output_dir).mkdir(parents=True, exist_ok=True)
+        return Path(output_dir)
+    if resume:
+        earlier = [d for d in run_dirs(profile) if d.name.endswith(f"-{label}") or not label]
+        if earlier:
+            return earlier[-1]
+    return new_run_dir(profile, label)
 
 
 def run_notebooks(
@@ -416,9 +442,12 @@ def run_notebooks(
     """Run every notebook (or ``only`` those named) under ``profile``; go on past failures.
 
     ``parameters`` are added to every selected notebook's profile parameters (useful with ``only``).
-    With ``resume``, notebooks that finished ``ok`` with the same source, parameters, ``helpers`` source and data
-    files (:func:`inputs_fingerprint`) are skipped.  Every notebook's parameters are validated before any runs.
-    The status file is rewritten after each notebook, so an interrupted batch loses nothing finished.
+    Every notebook's parameters are validated before any runs.  The run writes its own folder,
+    ``<runs>/<profile>/<run id>/`` (``output_dir`` if given; see :mod:`helpers.paths`), labelled ``-custom`` or
+    ``-byod`` when ``parameters`` are given (:func:`run_label`); a complete unlabelled run becomes the profile's
+    ``latest``.  With ``resume``, the run continues the profile's last run folder, and notebooks that finished
+    ``ok`` there with the same source, parameters, ``helpers`` source and data files (:func:`inputs_fingerprint`)
+    are skipped.  The status file is rewritten after each notebook, so an interrupted batch loses nothing finished.
 
     ``workers=1`` (the default here; the command line's default is a local cluster): one notebook after another in
     this process, their units too.  ``workers=None`` or ``> 1``: a local Dask cluster of that many processes
@@ -444,10 +473,10 @@ def run_notebooks(
             os.environ[var] = str(Path(os.environ[var]).expanduser().resolve())
     # the executor starts (or its address fails) before anything is written to the run folder
     with parallel.start(None if scheduler else workers, scheduler) as ex:
-        status_path = _status_path(profile, output_dir)
-        status_path.parent.mkdir(parents=True, exist_ok=True)
-        # The status file keeps every notebook's last run (running one notebook does not erase the others');
-        # only --resume uses it to skip work.
+        label = run_label(parameters)
+        folder = _run_folder(profile, output_dir, label, resume)
+        status_path = folder / "run_status.json"
+        # a resumed run keeps the status of its folder's earlier notebooks; --resume uses it to skip work
         status: dict[str, dict[str, Any]] = {}
         if status_path.exists():
             try:
@@ -467,10 +496,16 @@ def run_notebooks(
                         print(f"[{profile}] {nb.stem}: skipped (finished before with the same inputs)", flush=True)
                 else:
                     todo.append((nb, params))
-            settings = dict(profile=profile, output_dir=output_dir, kernel_name=kernel_name, timeout=timeout,
+            settings = dict(profile=profile, output_dir=folder, kernel_name=kernel_name, timeout=timeout,
                             progress=progress)  # fmt: skip
-            runs |= _run_on(ex, todo, graph, settings, status_path, echo=echo)
-            return [runs[nb.stem] for nb in notebooks]
+            meta = {"run_id": folder.name, "label": label, "parameters": dict(parameters or {})}
+            runs |= _run_on(ex, todo, graph, settings, status_path, meta=meta, echo=echo)
+        out = [runs[nb.stem] for nb in notebooks]
+        if output_dir is None and not label and all(r.status in ("ok", "skipped") for r in out):
+            from helpers.paths import mark_latest
+
+            mark_latest(folder)  # the profile's reference run: complete and with its own parameters
+        return out
 
 
 def _finished_before(nb: Path, params: dict, prev: dict | None, profile: str, fingerprint: dict) -> NotebookRun | None:
@@ -490,7 +525,7 @@ def _finished_before(nb: Path, params: dict, prev: dict | None, profile: str, fi
     return None
 
 
-def _run_on(ex, todo, graph, settings, status_path, *, echo) -> dict[str, NotebookRun]:
+def _run_on(ex, todo, graph, settings, status_path, *, meta, echo) -> dict[str, NotebookRun]:
     """Run ``todo`` (notebook, parameters) on the executor ``ex`` by ``graph``; the status file is written here
     only (one writer), after each notebook and for the run as a whole (key ``_run``)."""
     from helpers.parallel import ENV_SCHEDULER, ENV_THREADS, ENV_WORKERS
@@ -498,7 +533,7 @@ def _run_on(ex, todo, graph, settings, status_path, *, echo) -> dict[str, Notebo
     profile = settings["profile"]
     runs: dict[str, NotebookRun] = {}
     info = {**ex.describe(), "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "notebooks": [nb.stem for nb, _ in todo], "load_avg_samples": []}  # fmt: skip
+            "notebooks": [nb.stem for nb, _ in todo], "load_avg_samples": [], **meta}  # fmt: skip
     t_start = time.perf_counter()
 
     def note_load() -> None:

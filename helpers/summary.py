@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from helpers.errors import HelpersError
-from helpers.paths import REPO_ROOT, figures_dir, runs_dir
+from helpers.paths import REPO_ROOT, figures_dir, latest_run_dir, runs_dir
 from helpers.results import collect, summary_table
 from helpers.tables import to_markdown
 
@@ -67,14 +67,15 @@ WHOLE_RUN = "(whole run)"
 
 
 def run_times(profile: str = "default", *, directory: str | Path | None = None) -> pd.DataFrame:
-    """Per-notebook status, wall time (s), finish time and load average from ``<runs>/<profile>/run_status.json``,
+    """Per-notebook status, wall time (s), finish time and load average from the ``run_status.json`` of the run
+    folder ``directory`` (default: the profile's latest complete run),
     and a last row :data:`WHOLE_RUN` for the run as a whole when the runner recorded one (its wall clock, not the
     sum of the notebooks' times: notebooks run side by side; its load average is the mean of the samples taken at
     every start and finish).
 
     Returns an empty frame when the profile has not run.
     """
-    path = Path(directory) if directory is not None else runs_dir() / profile
+    path = Path(directory) if directory is not None else (latest_run_dir(profile) or runs_dir() / profile)
     status_file = path / "run_status.json"
     columns = ["notebook", "status", "wall_s", "finished_at", "load_avg"]
     if not status_file.exists():
@@ -248,9 +249,11 @@ def load_summary(figures: str | Path | None = None, *, stem: str = "summary") ->
 
 def write_report(
     profile: str = "default", *, readme: str | Path | None = REPO_ROOT / "README.md",
-    figures: str | Path | None = None, stem: str = "summary",
+    figures: str | Path | None = None, stem: str = "summary", run_folder: str | Path | None = None,
 ) -> tuple[Path, Path, bool]:
-    """Write ``<stem>.{csv,md}`` and the run times for ``profile`` and, if ``readme`` is given, its results section.
+    """Write ``<stem>.{csv,md}`` and the run times of the run in ``run_folder`` (default: the profile's latest
+    complete run) into ``figures`` (default: the run's own ``figures/``) and, if ``readme`` is given, its results
+    section.
 
     The README section is rendered from the files just written (read back with :func:`load_summary`), so a
     test can regenerate it from the committed ``figures/`` alone.  Returns the CSV path, the Markdown path and
@@ -262,16 +265,17 @@ def write_report(
         If nothing was recorded for ``profile`` (the notebooks have not run): an empty summary would replace a
         good one.
     """
-    frame = collect(runs_dir() / profile / "results")
+    run = Path(run_folder) if run_folder is not None else latest_run_dir(profile)
+    frame = collect(run / "results") if run is not None else pd.DataFrame()
     if frame.empty:
+        where = run / "results" if run is not None else f"a complete run of profile {profile!r}"
         raise HelpersError(
-            f"no recorded results under {runs_dir() / profile / 'results'}: run the notebooks first "
-            f"(python -m helpers run --profile {profile})"
+            f"no recorded results under {where}: run the notebooks first (python -m helpers run --profile {profile})"
         )
-    out = Path(figures) if figures is not None else figures_dir()
+    out = Path(figures) if figures is not None else run / "figures"
     out.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
-    times = run_times(profile)
+    times = run_times(profile, directory=run)
     summary_table(frame).to_csv(csv_path, index=False)
     times.to_csv(out / f"{stem.replace('summary', 'run_times', 1)}.csv", index=False)
     frame, times = load_summary(out, stem=stem)

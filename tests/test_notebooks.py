@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -32,7 +33,7 @@ def test_notebook_smoke(name):
         pytest.skip("real data not found: set HELPERS_DATA to the data directory (see data/README.md)")
     run = runner.run_notebooks(profile="smoke", only=[name], echo=False)[0]
     assert run.status == "ok", f"{name} failed at cell {run.failed_cell}: {run.error}"
-    results = runner.runs_dir() / "smoke" / "results" / f"{name}.jsonl"
+    results = Path(run.output).parent / "results" / f"{name}.jsonl"
     assert results.exists() and results.read_text().strip(), f"{name} recorded no headline metric"
     assert all(json.loads(line)["profile"] == "smoke" for line in results.read_text().splitlines())
 

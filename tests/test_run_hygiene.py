@@ -1,5 +1,6 @@
-"""A user's run never writes the committed results; a failed re-run keeps the last good ones; one runner per
-run folder; publishing is the explicit step that refreshes figures/ and the README."""
+"""A user's run never writes the committed results; every run writes its own folder and a failed or overridden run
+never replaces the last good one; one runner per run folder; publishing is the explicit step that refreshes
+figures/ and the README."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import os
 import socket
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -15,7 +17,7 @@ from conftest import write_notebook
 
 from helpers import runner
 from helpers.errors import HelpersError, ProfileError
-from helpers.paths import REPO_ROOT, figures_dir, published_dir
+from helpers.paths import REPO_ROOT, figures_dir, latest_run_dir, published_dir, run_dirs
 from helpers.publish import publish
 
 
@@ -50,8 +52,6 @@ def test_figures_default_to_the_run_folder(monkeypatch):
     monkeypatch.delenv("HELPERS_FIGURES")
     monkeypatch.delenv("HELPERS_PROFILE", raising=False)
     assert figures_dir() == runner.runs_dir() / "interactive" / "figures"
-    monkeypatch.setenv("HELPERS_PROFILE", "smoke")
-    assert figures_dir() == runner.runs_dir() / "smoke" / "figures"
     assert published_dir() == REPO_ROOT / "figures" != figures_dir()
 
 
@@ -61,7 +61,7 @@ def test_a_run_and_its_summary_leave_the_committed_results_alone(nb_dir):
     before = _tracked_digest()
     assert main(["run", "--profile", "smoke"]) == 0
     assert _tracked_digest() == before
-    run_figs = runner.runs_dir() / "smoke" / "figures"
+    run_figs = latest_run_dir("smoke") / "figures"
     assert (run_figs / "07_toy_table.csv").exists() and (run_figs / "summary.md").exists()
     assert not (published_dir() / "07_toy_table.csv").exists()
     if (REPO_ROOT / ".git").exists():
@@ -70,30 +70,58 @@ def test_a_run_and_its_summary_leave_the_committed_results_alone(nb_dir):
         assert "07_toy" not in out
 
 
-def test_a_failed_rerun_keeps_the_last_good_records(nb_dir):
+def _folder_digest(folder) -> dict[str, str]:
+    return {str(f.relative_to(folder)): hashlib.sha256(f.read_bytes()).hexdigest()
+            for f in sorted(folder.rglob("*")) if f.is_file()}  # fmt: skip
+
+
+def test_runs_never_mix_a_good_run_then_user_data_then_a_failing_run(nb_dir):
+    from helpers.__main__ import main
+
+    assert main(["run", "--profile", "smoke", "--workers", "1"]) == 0
+    (first,) = run_dirs("smoke")
+    assert latest_run_dir("smoke") == first
+    kept = _folder_digest(first)
+    assert main(["run", "--profile", "smoke", "--workers", "1", "-p", "n=3"]) == 0  # like a byod run: -p overrides
+    assert main(["run", "--profile", "smoke", "--workers", "1", "-p", "fail=true"]) == 1
+    folders = run_dirs("smoke")
+    assert len(folders) == 3 and folders[0] == first
+    assert folders[1].name.endswith("-custom") and folders[2].name.endswith("-custom")
+    assert _folder_digest(first) == kept  # the first run intact: records, figures, executed notebook, status
+    assert latest_run_dir("smoke") == first  # overridden and failed runs are never the profile's reference
+    status = json.loads((folders[1] / "run_status.json").read_text())["_run"]
+    assert status["label"] == "custom" and status["parameters"] == {"n": 3}
+    with pytest.raises(HelpersError, match="labelled 'custom'"):
+        publish("smoke", run_folder=folders[1].name, destination=folders[1] / "pub", readme=None)
+
+
+def test_a_failed_notebook_resumed_in_its_folder_keeps_the_last_good_records(nb_dir):
     from helpers.results import collect
     from helpers.summary import load_summary, render_summary, write_report
 
-    runner.run_notebooks(profile="smoke", echo=False)
-    results = runner.runs_dir() / "smoke" / "results"
-    (failed,) = runner.run_notebooks(profile="smoke", parameters={"n": 5, "fail": True}, echo=False)
-    assert failed.status == "failed"
+    (ok,) = runner.run_notebooks(profile="smoke", echo=False)
+    folder = latest_run_dir("smoke")
+    results = folder / "results"
+    (nb_dir / "profiles" / "07_toy.yaml").write_text("smoke: {n: 5, fail: true}\n")  # the profile now fails
+    (failed,) = runner.run_notebooks(profile="smoke", resume=True, echo=False)  # same folder, inputs changed
+    assert failed.status == "failed" and Path(failed.output).parent == folder
     kept = collect(results)
     assert kept.loc[kept.name == "n_squared", "value"].item() == 4.0  # the good run's record
     assert "25" in (results / "failed" / "07_toy.jsonl").read_text()  # the failed run's, set apart
-    figs = runner.runs_dir() / "smoke" / "figures"
-    write_report("smoke", readme=None, figures=figs)
+    figs = folder / "figures"
+    write_report("smoke", readme=None, figures=figs, run_folder=folder)
     frame, times = load_summary(figs)
     assert "**Stale:** the latest run of 07_toy failed" in render_summary(frame, times, profile="smoke")
     with pytest.raises(HelpersError, match="stale"):
-        publish("smoke", destination=figs.parent / "published", readme=None)
+        publish("smoke", run_folder=folder, destination=figs.parent / "published", readme=None)
 
 
 def test_a_second_runner_on_the_same_folder_is_refused(nb_dir):
-    folder = runner.runs_dir() / "smoke"
+    runner.run_notebooks(profile="smoke", echo=False)
+    folder = latest_run_dir("smoke")
     with runner.RunFolderLock(folder):
         with pytest.raises(ProfileError, match=f"in use by another runner \\(pid {os.getpid()}"):
-            runner.run_notebooks(profile="smoke", echo=False)
+            runner.run_notebooks(profile="smoke", resume=True, echo=False)  # --resume continues this folder
     assert not (folder / ".lock").exists()
     # a lock left by a process that is gone is taken over
     holder = {
@@ -102,12 +130,14 @@ def test_a_second_runner_on_the_same_folder_is_refused(nb_dir):
         "since": "x",
     }  # above any pid_max: not running
     (folder / ".lock").write_text(json.dumps(holder))
-    (run,) = runner.run_notebooks(profile="smoke", echo=False)
+    (nb_dir / "profiles" / "07_toy.yaml").write_text("smoke: {n: 4}\n")  # changed inputs: resume re-runs it
+    (run,) = runner.run_notebooks(profile="smoke", resume=True, echo=False)
     assert run.status == "ok" and not (folder / ".lock").exists()
 
 
 def test_publish_splices_one_notebook_into_the_reference_results(nb_dir, tmp_path):
-    runner.run_notebooks(profile="default", parameters={"n": 3}, echo=False)
+    (nb_dir / "profiles" / "07_toy.yaml").write_text("default: {n: 3}\n")
+    runner.run_notebooks(profile="default", echo=False)
     dest = tmp_path / "published"
     dest.mkdir()
     pd.DataFrame(
@@ -127,7 +157,8 @@ def test_publish_splices_one_notebook_into_the_reference_results(nb_dir, tmp_pat
 
 
 def test_publish_can_keep_the_published_run_times(nb_dir, tmp_path):
-    runner.run_notebooks(profile="default", parameters={"n": 3}, echo=False)
+    (nb_dir / "profiles" / "07_toy.yaml").write_text("default: {n: 3}\n")
+    runner.run_notebooks(profile="default", echo=False)
     dest = tmp_path / "published"
     dest.mkdir()
     pd.DataFrame(

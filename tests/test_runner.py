@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -12,6 +13,7 @@ from conftest import write_notebook
 
 from helpers import runner
 from helpers.errors import ProfileError, UnknownNameError
+from helpers.paths import latest_run_dir
 
 
 @pytest.fixture()
@@ -43,7 +45,7 @@ def test_runs_all_continues_past_failure_and_reports_cell(nb_dir):
     assert "broken on purpose" in by_name["02_fails"].error
     executed = nbformat.read(by_name["01_ok"].output, as_version=4)
     assert any("n = 3" in c.source for c in executed.cells)  # the profile's parameter was injected
-    results = (runner.runs_dir() / "smoke" / "results" / "01_ok.jsonl").read_text()
+    results = (Path(by_name["01_ok"].output).parent / "results" / "01_ok.jsonl").read_text()
     assert json.loads(results)["value"] == 9.0
     table = runner.format_runs(runs)
     assert "02_fails" in table and "cell 3" in table and "1 failed" in table
@@ -131,20 +133,25 @@ def test_relative_data_dir_is_made_absolute_for_the_kernel(nb_dir, tmp_path, mon
     assert run.status == "ok", run.error
 
 
-def test_running_one_notebook_keeps_the_others_status(nb_dir):
-    runner.run_notebooks(profile="smoke", only=["01_ok"], echo=False)
-    runner.run_notebooks(profile="smoke", only=["02_fails"], echo=False)
-    status = json.loads((runner.runs_dir() / "smoke" / "run_status.json").read_text())
-    assert set(status) == {"01_ok", "02_fails", "_run"}  # "_run": the latest run as a whole
-    assert status["01_ok"]["status"] == "ok" and status["02_fails"]["status"] == "failed"
-    assert status["01_ok"]["finished_at"] and status["01_ok"]["load_avg"] is not None
+def test_every_run_writes_its_own_folder(nb_dir):
+    (first,) = runner.run_notebooks(profile="smoke", only=["01_ok"], echo=False)
+    (second,) = runner.run_notebooks(profile="smoke", only=["02_fails"], echo=False)
+    a, b = Path(first.output).parent, Path(second.output).parent
+    assert a != b and a.parent == b.parent == runner.runs_dir() / "smoke"
+    assert set(json.loads((a / "run_status.json").read_text())) == {"01_ok", "_run"}
+    status = json.loads((b / "run_status.json").read_text())
+    assert set(status) == {"02_fails", "_run"} and status["02_fails"]["status"] == "failed"
+    assert status["_run"]["run_id"] == b.name and status["_run"]["label"] == ""
+    assert latest_run_dir("smoke") == a  # the failed run is not the profile's latest complete run
+    first_status = json.loads((a / "run_status.json").read_text())["01_ok"]
+    assert first_status["finished_at"] and first_status["load_avg"] is not None
 
 
 def test_parameters_are_checked_for_every_notebook_before_any_runs(nb_dir):
     # 01_ok declares n, 02_fails does not: nothing may run (01_ok would take its time first otherwise)
     with pytest.raises(ProfileError, match="02_fails.*n.*not declared"):
         runner.run_notebooks(profile="smoke", parameters={"n": 2}, echo=False)
-    assert not (runner.runs_dir() / "smoke" / "01_ok.ipynb").exists()
+    assert not (runner.runs_dir() / "smoke").exists()  # no run folder either
 
 
 def test_resume_reruns_when_helpers_code_or_data_change(nb_dir, monkeypatch):

@@ -14,6 +14,7 @@ import pytest
 from conftest import write_notebook
 
 from helpers import runner
+from helpers.paths import run_dirs
 
 STAMP = "import json, os, time\n"
 
@@ -68,7 +69,7 @@ def test_cluster_runs_independent_notebooks_side_by_side_and_dependents_after(gr
     s = _stamps()
     assert s["02_quick"][0] < s["01_slow"][1], "02 waited for 01 although it does not need it"
     assert s["03_after_01"][0] >= s["01_slow"][1], "03 started before 01, which it needs, had finished"
-    status = json.loads((runner.runs_dir() / "smoke" / "run_status.json").read_text())
+    status = json.loads((Path(runs[0].output).parent / "run_status.json").read_text())
     whole = status["_run"]
     assert whole["executor"] == "local cluster" and whole["workers"] == 2 and whole["threads_per_worker"] == [1]
     assert whole["status"] == "ok" and whole["load_avg_samples"]
@@ -146,7 +147,7 @@ def test_separately_started_scheduler_and_workers_run_the_notebooks(graph_dir, t
             capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        status = json.loads((runner.runs_dir() / "smoke" / "run_status.json").read_text())
+        status = json.loads((run_dirs("smoke")[-1] / "run_status.json").read_text())
         assert status["_run"]["executor"] == "cluster" and status["_run"]["scheduler"] == address
         assert status["_run"]["workers"] == 2
         assert {status[k]["status"] for k in ("01_slow", "02_quick", "03_after_01")} == {"ok"}
@@ -270,9 +271,10 @@ def test_ctrl_c_ends_a_cluster_run_at_once_and_records_it(graph_dir):
         # started with SIGINT ignored never raises KeyboardInterrupt
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
-    status = runner.runs_dir() / "smoke" / "run_status.json"
     for _ in range(600):  # the run has started its notebook
-        if status.exists() and "05_long" in status.read_text():
+        folders = run_dirs("smoke")
+        status = folders[-1] / "run_status.json" if folders else None
+        if status is not None and status.exists() and "05_long" in status.read_text():
             break
         time.sleep(0.1)
     time.sleep(8.0)  # the kernel is up and sleeping

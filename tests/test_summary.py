@@ -18,9 +18,10 @@ from helpers.results import record
 @pytest.fixture()
 def recorded(monkeypatch, tmp_path):
     """Three records of a fake default run and its run_status.json, under the isolated runs folder."""
-    from helpers.paths import runs_dir
+    from helpers.paths import mark_latest, runs_dir
 
-    results = runs_dir() / "default" / "results"
+    run = runs_dir() / "default" / "20260101-000000"
+    results = run / "results"
     monkeypatch.setenv("HELPERS_RESULTS", str(results))
     record("rho", 0.95, notebook="05_x", paper=0.992, source="paper 5, Table 1", claim="MDE rho high", passed=False)
     record("gain", 0.2, notebook="03_x", claim="self-training helps (paper 3, Sec. 5)", passed=True, pair="a")
@@ -29,7 +30,8 @@ def recorded(monkeypatch, tmp_path):
         "03_x": {"notebook": "03_x", "status": "ok", "wall_s": 90.0, "finished_at": "t1", "load_avg": 1.5},
         "05_x": {"notebook": "05_x", "status": "failed", "wall_s": 30.0, "finished_at": "t2", "load_avg": 0.5},
     }
-    (runs_dir() / "default" / "run_status.json").write_text(json.dumps(status))
+    (run / "run_status.json").write_text(json.dumps(status))
+    mark_latest(run)  # the profile's latest complete run, as the runner marks it
     return results
 
 
@@ -95,11 +97,12 @@ def test_write_report_refuses_an_empty_run(tmp_path):
 
 
 def test_smoke_summary_leaves_readme_alone(recorded, tmp_path):
-    from helpers.paths import runs_dir
+    from helpers.paths import mark_latest, runs_dir
 
-    smoke = runs_dir() / "smoke" / "results"
+    smoke = runs_dir() / "smoke" / "20260101-000000" / "results"
     smoke.mkdir(parents=True)
     (smoke / "03_x.jsonl").write_text((recorded / "03_x.jsonl").read_text())
+    mark_latest(smoke.parent)
     before = (REPO_ROOT / "README.md").read_text()
     out = subprocess.run(
         [sys.executable, "-m", "helpers", "summary", "--profile", "smoke"], capture_output=True, text=True
