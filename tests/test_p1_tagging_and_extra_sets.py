@@ -233,6 +233,31 @@ def test_add_test_sets_conllu_labelled_and_unlabelled(tmp_path):
         add_test_sets(_tag_task(), [tmp_path / "x.tsv"])
 
 
+def test_your_sets_are_filtered_and_subsampled_like_the_built_in_ones(tmp_path):
+    """A user set enters as the built-in sets do (#44 item 4): sentences of at most ``max_words`` words, then
+    ``n_test`` of them on the set's own seeded stream; ``None`` keeps it whole."""
+    long = "# sent_id = 3\n" + "".join(f"{i}\tdog\tdog\tNOUN\tNN\t_\t0\troot\t_\t_\n" for i in range(1, 8)) + "\n"
+    (tmp_path / "big.conllu").write_text(CONLLU * 20 + long * 5)  # 40 short sentences, 5 of seven words
+    whole = add_test_sets(_tag_task(), [tmp_path / "big.conllu"]).test_sets["big"]
+    assert len(whole) == 45
+    cut = add_test_sets(_tag_task(), [tmp_path / "big.conllu"], n_test=10, max_words=5, seed=0).test_sets["big"]
+    assert len(cut) == 10 and all(len(x.split()) <= 5 for x, _ in cut)
+    again = add_test_sets(_tag_task(), [tmp_path / "big.conllu"], n_test=10, max_words=5, seed=0).test_sets["big"]
+    assert cut == again  # seeded
+    assert add_test_sets(_tag_task(), [tmp_path / "big.conllu"], max_words=5).test_sets["big"] == [
+        p for p in whole if len(p[0].split()) <= 5
+    ]
+    with pytest.raises(InputValidationError, match="none of its 45 sentences has at most 1 words"):
+        add_test_sets(_tag_task(), [tmp_path / "big.conllu"], max_words=1)
+
+
+def test_a_malformed_conllu_line_names_the_file_and_the_line(tmp_path):
+    bad = CONLLU.replace("2\tdog\tdog\tNOUN\tNN\t_\t3\tnsubj\t_\t_", "2\tdog\tNOUN")
+    (tmp_path / "bad.conllu").write_text(bad)
+    with pytest.raises(InputValidationError, match=r"bad\.conllu, line 3: 3 tab-separated columns, expected 10"):
+        add_test_sets(_tag_task(), [tmp_path / "bad.conllu"])
+
+
 def test_unlabelled_and_tagging_sets_through_the_pipeline(tmp_path):
     (tmp_path / "raw.conllu").write_text(_unlabelled(CONLLU))
     (tmp_path / "mine.conllu").write_text(CONLLU)
@@ -271,7 +296,7 @@ def test_assign_test_files():
     assert assign_test_files([], ["scan"]) == {}
     with pytest.raises(InputValidationError, match="dict"):
         assign_test_files(["b.tsv"], ["scan", "cogs"])
-    with pytest.raises(InputValidationError, match="not run"):
+    with pytest.raises(InputValidationError, match=r"not run .*-p 'tasks=\[scan, pos\]'"):
         assign_test_files(["a.conllu"], ["scan"])
     with pytest.raises(InputValidationError, match="list of paths"):
         assign_test_files("a.conllu", ["pos"])

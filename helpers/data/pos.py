@@ -312,8 +312,9 @@ class ConllSentence:
         return list(zip(self.words, getattr(self, tag)))
 
 
-def parse_conllu(text: str) -> list[ConllSentence]:
-    """Parse CoNLL-U text (10 tab-separated columns, ``#`` comments, blank line between sentences)."""
+def parse_conllu(text: str, *, source: str = "CoNLL-U text") -> list[ConllSentence]:
+    """Parse CoNLL-U text (10 tab-separated columns, ``#`` comments, blank line between sentences); a malformed
+    line raises an error naming ``source`` (the file) and the line number."""
     out: list[ConllSentence] = []
     meta: dict[str, str] = {}
     rows: list[list[str]] = []
@@ -335,7 +336,7 @@ def parse_conllu(text: str) -> list[ConllSentence]:
         rows.clear()
         meta.clear()
 
-    for line in text.splitlines():
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             flush()
         elif line.startswith("#"):
@@ -346,7 +347,7 @@ def parse_conllu(text: str) -> list[ConllSentence]:
             cols = line.split("\t")
             if len(cols) != 10:
                 raise InputValidationError(
-                    f"CoNLL-U line with {len(cols)} columns (expected 10): {line[:60]!r}"
+                    f"{source}, line {lineno}: {len(cols)} tab-separated columns, expected 10 (CoNLL-U): {line[:60]!r}"
                 )
             if "-" in cols[0] or "." in cols[0]:
                 continue
@@ -376,8 +377,9 @@ def load_ud_ewt(*, part: str | None = None, tag: str = "upos", full: bool = Fals
         raise InputValidationError(f"ud_ewt: part must be one of {allowed} or None, got {part!r}")
     out: dict[str, list] = {}
     for p in allowed if part is None else (part,):
-        with gzip.open(require("ud_ewt", f"pos/en_ewt-ud-{p}.conllu.gz"), "rt", encoding="utf-8") as fh:
-            sents = parse_conllu(fh.read())
+        path = require("ud_ewt", f"pos/en_ewt-ud-{p}.conllu.gz")
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            sents = parse_conllu(fh.read(), source=str(path))
         out[p] = sents if full else [s.tagged(tag=tag) for s in sents]
     return out[part] if part is not None else out
 
@@ -411,7 +413,7 @@ def read_conllu(path, *, tags: str = "universal") -> list[TaggedSentence] | list
         raise DataNotFoundError(f"CoNLL-U file not found: {path}")
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as fh:
-        sents = parse_conllu(fh.read())
+        sents = parse_conllu(fh.read(), source=str(path))
     if not sents:
         raise InputValidationError(f"{path}: no sentences found (expected CoNLL-U)")
     if tags == "none":

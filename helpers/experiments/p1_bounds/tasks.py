@@ -341,13 +341,21 @@ def _read_extra(path: Path, tagging: bool) -> list[tuple[str, str | None]]:
     if path.suffix not in (".conllu", ".gz"):
         raise InputValidationError(f"{path}: a POS test set must be a CoNLL-U file (.conllu or .conllu.gz)")
     with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as fh:
-        sents = parse_conllu(fh.read())
+        sents = parse_conllu(fh.read(), source=str(path))
     if sents and all(t == "_" for sent in sents for t in sent.upos):  # unlabelled: words only
         return [(" ".join(sent.words), None) for sent in sents]
     return _tagged(read_conllu(path, tags="universal"), None)  # validates the tags, maps UPOS -> universal
 
 
-def add_test_sets(task: Seq2SeqTask, paths: Sequence[str | Path], *, shift: str = "extra") -> Seq2SeqTask:
+def add_test_sets(
+    task: Seq2SeqTask,
+    paths: Sequence[str | Path],
+    *,
+    shift: str = "extra",
+    n_test: int | None = None,
+    max_words: int | None = None,
+    seed: int = 0,
+) -> Seq2SeqTask:
     """A copy of ``task`` with your own test sets added, named by their file stem.
 
     Parameters
@@ -358,9 +366,14 @@ def add_test_sets(task: Seq2SeqTask, paths: Sequence[str | Path], *, shift: str 
         ``_`` is an unlabelled set), ``input<TAB>output`` (or ``input``-only, unlabelled) TSV files otherwise.
     shift : str, keyword-only
         Shift label of the new sets (default ``"extra"``: they are reported, but not counted in the ID / OOD claims).
+    n_test, max_words, seed : keyword-only
+        As for the built-in sets, so that a user set's gold accuracy compares with theirs: a tagging set keeps
+        the sentences of at most ``max_words`` words, then every set is subsampled to ``n_test`` pairs (its own
+        seeded stream, :func:`_test_rng`).  ``None`` keeps the set whole (the notebook's
+        ``extra_test_sets_whole=True``).
 
-    Unlabelled sets carry ``None`` as gold: they get bounds and label-free estimates, never accuracies.  No set is
-    subsampled, and nothing here reaches the parser's or the discriminators' training data or decoding budget.
+    Unlabelled sets carry ``None`` as gold: they get bounds and label-free estimates, never accuracies.  Nothing
+    here reaches the parser's or the discriminators' training data or decoding budget.
     """
     tests, shifts = dict(task.test_sets), dict(task.shift)
     for p in paths:
@@ -369,6 +382,17 @@ def add_test_sets(task: Seq2SeqTask, paths: Sequence[str | Path], *, shift: str 
         if name in tests:
             raise InputValidationError(f"{path}: a test set named {name!r} already exists in task {task.name!r}")
         pairs = _read_extra(path, task.is_tagging)
+        if task.is_tagging and max_words is not None:
+            kept = [p for p in pairs if len(p[0].split()) <= max_words]
+            if not kept:
+                raise InputValidationError(
+                    f"{path}: none of its {len(pairs)} sentences has at most {max_words} words (pos_max_words); "
+                    f"raise it, or keep the set whole with extra_test_sets_whole=True"
+                )
+            pairs = kept
+        if n_test is not None and len(pairs) > n_test:
+            idx = np.sort(_test_rng(seed, name).choice(len(pairs), size=int(n_test), replace=False))
+            pairs = [pairs[i] for i in idx]
         if task.is_tagging and pairs[0][1] is not None:
             unknown = sorted({t for _, o in pairs for t in o.split()} - set(task.tag_set))
             if unknown:
@@ -404,5 +428,9 @@ def assign_test_files(files: Sequence[str] | dict[str, Sequence[str]], tasks: Se
             out.setdefault(task, []).append(p)
     unknown = sorted(set(out) - set(tasks))
     if unknown:
-        raise InputValidationError(f"extra_test_sets: tasks {unknown} are not run (tasks = {list(tasks)})")
+        wanted = ", ".join([*tasks, *unknown])
+        raise InputValidationError(
+            f"extra_test_sets: tasks {unknown} are not run (tasks = {list(tasks)}); add them, e.g. "
+            f"-p 'tasks=[{wanted}]'"
+        )
     return out
