@@ -9,6 +9,9 @@ PROFILE ?= default
 # On another platform set e.g. TORCH_SPEC="torch>=2.2,<=2.13.0".
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
+# extra JupyterLab flags, e.g. `make lab LAB_ARGS="--no-browser --port 8890"`; as root, --allow-root is added
+LAB_ARGS ?=
+ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 
 .PHONY: run test install lint lab clean-runs bench
 
@@ -31,7 +34,7 @@ lint: install
 	$(VENV)/bin/ruff check helpers tests benchmarks notebooks
 
 lab: install
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG) $(LAB_ARGS)
 
 bench: install
 	$(PY) benchmarks/estimators.py

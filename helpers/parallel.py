@@ -321,7 +321,7 @@ def map_units(
     UnitError
         A unit raised or its worker died; the message names the unit and the notebook (``$HELPERS_NOTEBOOK``).
     """
-    from tqdm.auto import tqdm
+    from helpers.progress import tqdm
 
     items = list(items)
     names = list(names) if names is not None else [f"{desc} {i}" for i in range(len(items))]

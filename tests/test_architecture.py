@@ -2,7 +2,7 @@
 
 Layers, bottom to top:
 
-* base: ``errors``, ``paths``, ``validation``, ``registry``, ``cache``, ``tables``;
+* base: ``errors``, ``paths``, ``validation``, ``registry``, ``cache``, ``tables``, ``progress``;
 * library: ``data``, ``models``, ``training``, ``estimators``, ``selective``, ``metrics``, ``attribution``,
   ``seq2seq``, ``selftraining``, ``benchmark``, ``byod`` (knows datasets, models and methods, no notebook);
 * plumbing: ``results``, ``summary``, ``publish``, ``plotting``, ``runner``, ``notebook_params``, ``__main__``;
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 HELPERS = Path(__file__).resolve().parent.parent / "helpers"
-BASE = {"errors", "paths", "validation", "registry", "cache", "tables", "__init__"}
+BASE = {"errors", "paths", "validation", "registry", "cache", "tables", "progress", "__init__"}
 LIBRARY = {"data", "models", "training", "estimators", "selective", "metrics", "attribution", "seq2seq",
            "selftraining", "benchmark", "byod", "parallel"}  # fmt: skip
 PLUMBING = {"results", "summary", "publish", "plotting", "runner", "notebook_params", "graph", "__main__"}

@@ -476,7 +476,7 @@ def run_benchmark(
     jobs = [(t, m) for t in tasks for m in methods]
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from helpers.progress import tqdm
 
         bar = tqdm(total=len(jobs), desc="benchmark")
     rows, skipped = [], []

@@ -171,7 +171,7 @@ def progress(iterable: Iterable, *, enabled: bool, desc: str, total: int | None 
     """``iterable`` wrapped in a tqdm bar when ``enabled``."""
     if not enabled:
         return iterable
-    from tqdm.auto import tqdm
+    from helpers.progress import tqdm
 
     return tqdm(iterable, desc=desc, total=total)
 

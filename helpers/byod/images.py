@@ -158,7 +158,7 @@ def _train_image_model(x: np.ndarray, y: np.ndarray, *, n_classes: int, seed: in
         batch_size=int(opts["batch_size"]),
         lr=float(opts["lr"]),
         seed=seed,
-        progress=bool(opts["progress"]),
+        progress=f"training the {opts['model']} on your {len(y)} images" if opts["progress"] else False,
     )
     model.eval()
     return lambda imgs: features_and_logits(model, np.ascontiguousarray(imgs.transpose(0, 3, 1, 2)))

@@ -155,14 +155,15 @@ def _train_text_model(
             return vec.transform(list(xs)).toarray().astype(np.float32)
 
         model = build_model(name, in_features=len(vec.vocabulary_), num_classes=n_classes)
-        fit(model, (encode(texts), np.asarray(labels, dtype=np.int64)), progress=bool(opts["progress"]), **common)
+        label = f"training the TF-IDF classifier on your {len(texts)} texts" if opts["progress"] else False
+        fit(model, (encode(texts), np.asarray(labels, dtype=np.int64)), progress=label, **common)
         model.eval()
         return lambda xs: features_and_logits(model, encode(xs))
     vocab = Vocab.build(texts, min_freq=int(opts["min_freq"]), max_size=int(opts["max_vocab"]))
     # the zoo seeds the initial weights with torch.manual_seed(seed), as seed_everything(seed) above did
     _, outputs = train_text_classifier(
         name, texts, labels, vocab=vocab, max_len=int(opts["max_len"]), num_classes=n_classes,
-        progress=bool(opts["progress"]), **common,
+        progress=f"training the {name} on your {len(texts)} texts" if opts["progress"] else False, **common,
     )  # fmt: skip
     return outputs
 

@@ -207,7 +207,7 @@ def self_training(
     -------
     SelfTrainingResult
     """
-    from tqdm.auto import tqdm
+    from helpers.progress import tqdm
 
     f_pred = _check_labels(predictions, "predictions", ndim=1)
     if int(rounds) < 1:

@@ -410,7 +410,7 @@ def beam_search(
         A tag dictionary's limits (:func:`helpers.seq2seq.tagging.position_tags`): position ``t`` of input ``i``'s
         output must be one of ``position_tokens[i][t]`` (``None``: no extra limit); needs ``output_lengths``.
     """
-    from tqdm.auto import tqdm
+    from helpers.progress import tqdm
 
     if num_beams < 1:
         raise InputValidationError(f"num_beams: expected >= 1, got {num_beams}")

@@ -294,7 +294,7 @@ def fit(
     keep_checkpoints: int = 2,
     resume: bool = True,
     callback: Callable[[StepInfo], Any] | None = None,
-    progress: bool = True,
+    progress: bool | str = True,
     deterministic: bool = True,
 ) -> FitResult:
     """Train ``model`` in place with mini-batch gradient descent; resumable and deterministic on CPU.
@@ -353,8 +353,9 @@ def fit(
         one found in ``checkpoint_dir``.
     callback : callable(StepInfo), optional
         Called after each step (after any checkpoint); raise (e.g. :class:`TrainingInterrupted`) to stop early.
-    progress : bool, default True
-        Show a tqdm progress bar.
+    progress : bool or str, default True
+        Show a progress bar (:func:`helpers.progress.tqdm`); a string shows it with that label (what is being
+        trained) instead of ``"fit"``.
     deterministic : bool, default True
         Use ``torch.use_deterministic_algorithms(True, warn_only=True)`` during the call (restored afterwards).
 
@@ -428,14 +429,15 @@ def _loop(run: _Run, *, loss_kwargs, device, seed, shuffle, batch_size, lengths,
           eval_every, ckdir, checkpoint_every, keep, callback, progress, deterministic) -> None:  # fmt: skip
     """Epochs of optimiser steps until ``epochs`` or ``max_steps``; evaluation and checkpoints on the way, a final
     evaluation and checkpoint at the end."""
-    from tqdm.auto import tqdm
+    from helpers.progress import tqdm
 
     total = run.plan.total_steps
 
     def done() -> bool:
         return (max_steps is not None and run.step >= max_steps) or (epochs is not None and run.epoch >= epochs)
 
-    bar = tqdm(total=total, initial=run.step, disable=not progress, desc="fit", leave=False)
+    label = progress if isinstance(progress, str) and progress else "fit"
+    bar = tqdm(total=total, initial=run.step, disable=not progress, desc=label, leave=False)
     run.model.train()
     try:
         with _deterministic(deterministic):

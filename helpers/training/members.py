@@ -183,7 +183,7 @@ def train_members(
     list of nn.Module
         ``models``, trained, in eval mode.
     """
-    from tqdm.auto import tqdm
+    from helpers.progress import tqdm
 
     _check_members(models, seeds)
     xt, yt = as_tensor(x), as_tensor(y, torch.int64)

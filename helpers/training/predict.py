@@ -26,7 +26,7 @@ __all__ = ["predict", "features_and_logits", "in_length_order"]
 
 
 def _predict_impl(model, data, *, batch_size, device, progress, forward_fn, collate_fn, amp, want_labels):
-    from tqdm.auto import tqdm
+    from helpers.progress import tqdm
 
     dev = get_device(device)
     norm = _normalise_data(data, collate_fn, inputs_only=not want_labels)

@@ -381,9 +381,8 @@ def precompute(
     stages in this process; otherwise the units go to :func:`helpers.parallel.map_units` (the runner's cluster, or a
     local one).
     """
-    from tqdm.auto import tqdm
-
     from helpers.parallel import map_units
+    from helpers.progress import tqdm
 
     shared, seen = [], set()
     for pair, cfg, arch in [*jobs, *((p, c, o.get("arch", "typical")) for p, c, o in ablations)]:

@@ -265,7 +265,7 @@ def run_setting(
         by more than ``informative_z`` standard errors of their difference
         (:func:`~helpers.attribution.informative_pairs`); ``None`` scores every pair with different accuracies.
     """
-    from tqdm.auto import tqdm
+    from helpers.progress import tqdm
 
     names = list(models)
     if len(names) < 2:
@@ -357,7 +357,7 @@ def train_suite(
 
     ``key`` names the setting on the progress bar; checkpoints are keyed by content (:func:`train_classifier`).
     """
-    from tqdm.auto import tqdm
+    from helpers.progress import tqdm
 
     out = {}
     for name, frame in tqdm(list(train_sets.items()), desc=f"train {key}", disable=not progress):

@@ -387,7 +387,7 @@ def collect_outputs(
     from helpers.cache import cached_arrays
 
     try:
-        from tqdm.auto import tqdm
+        from helpers.progress import tqdm
     except ImportError:  # pragma: no cover
         tqdm = None
     out: dict[str, dict[str, dict[str, np.ndarray]]] = {p: {} for p in predictors}
