@@ -218,3 +218,17 @@ def test_set_ranks_normalised_head_to_head():
     assert sr.loc["y", "f"] == pytest.approx(0.25)
     assert sr.loc["z", "f"] == pytest.approx(1.0)
     assert res.summary().loc["y", "mean_set_rank"] == pytest.approx(0.25)
+
+
+def test_coverage_width_plot_names_every_method_once_in_a_legend_not_on_the_points():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from helpers.benchmark.report import coverage_width_plot
+
+    res = run_benchmark([_random_task()], methods=["doc", "atc_mc", "average_confidence", "maxprob"], n_boot=20,
+                        progress=False)  # fmt: skip
+    ax = coverage_width_plot(res, level=0.95)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert sorted(label.split(" (")[0] for label in labels) == sorted(["doc", "atc_mc", "average_confidence", "maxprob"])
+    assert [t.get_text() for t in ax.texts] == ["nominal 95%"]  # no method names drawn beside the points

@@ -134,8 +134,9 @@ def test_results_plot_their_standard_views():
     from helpers.errors import UnknownNameError
 
     est = get_estimator("doc").fit(logits=Z[:60], labels=Y[:60]).estimate(logits=Z[60:], interval=True)
-    ax = est.plot(true_accuracy=0.7)
-    assert ax.get_xlabel() == "accuracy (%)" and len(ax.lines) >= 1
+    fig = est.plot(true_accuracy=0.7)  # a figure, as the README says, with a labelled x axis
+    (ax,) = fig.axes
+    assert ax.get_xlabel() == "estimated accuracy (%)" and len(ax.lines) >= 1
 
     def make(seed):
         rng = np.random.default_rng(seed)

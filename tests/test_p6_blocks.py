@@ -58,20 +58,6 @@ def test_selftraining_grid_rejects_unknown_pairs():
         selftraining_grid([pair], SimpleNamespace(ens_size=0), family="amazon")
 
 
-def test_coverage_plot_labels_of_nearby_points_do_not_overlap():
-    from helpers.benchmark.report import _label_offsets
-
-    x = np.array([1.0, 1.05, 5.0, 1.02])
-    y = np.array([0.20, 0.205, 0.20, 0.21])
-    off = _label_offsets(x, y, ["a", "b", "c", "d"])
-    stacked = sorted(off[n][1] + 330 * yy for n, yy in zip("abd", y[[0, 1, 3]]))
-    assert min(np.diff(stacked)) >= 9.0 - 1e-9  # the three close labels are stacked one line apart
-    assert off["c"] == (3.0, 2.0)  # a far point keeps the default offset
-    # a long label reaching over a point further right pushes that point's label up (06 overview: entropy vs mde)
-    off = _label_offsets(np.array([4.9, 6.2, 1.0]), np.array([0.22, 0.23, 0.9]), ["average_negative_entropy", "mde", "x"])
-    assert off["average_negative_entropy"] == (3.0, 2.0) and off["mde"][1] > 2.0
-
-
 def test_mde_scatter_limits_stay_within_percent_range():
     import matplotlib.pyplot as plt
     import pandas as pd

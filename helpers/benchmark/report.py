@@ -51,43 +51,30 @@ def mae_heatmap(result: BenchmarkResult, *, ax=None, title: str = "MAE (percent 
 
 
 def coverage_width_plot(result: BenchmarkResult, *, level: float = 0.95, ax=None):
-    """Coverage (fraction of sets whose true accuracy is inside the interval) vs mean width, one point per method."""
+    """Coverage (fraction of sets whose true accuracy is inside the interval) vs mean width, one point per method.
+
+    Each method has its own colour and marker, named in a legend beside the axes (labels next to the points
+    overlap as soon as a few methods have similar intervals, as with a user's own tasks)."""
     import matplotlib.pyplot as plt
+    import seaborn as sns
 
     cov, wid = result.coverage()["overall"], result.width()["overall"]
-    both = pd.DataFrame({"coverage": cov, "width": 100.0 * wid}).dropna()
+    both = pd.DataFrame({"coverage": cov, "width": 100.0 * wid}).dropna().sort_values("width")
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.5, 4.5))
-    ax.scatter(both["width"], both["coverage"], s=30)
-    for name, (dx, dy) in _label_offsets(both["width"].to_numpy(), both["coverage"].to_numpy(), both.index).items():
-        row = both.loc[name]
-        ax.annotate(name, (row["width"], row["coverage"]), fontsize=8, xytext=(dx, dy), textcoords="offset points",
-                    arrowprops={"arrowstyle": "-", "lw": 0.4, "color": "grey"} if dy > 2 else None)  # fmt: skip
+        _, ax = plt.subplots(figsize=(7.5, 4.5))
+    colours = sns.color_palette("tab20", max(len(both), 1))
+    markers = "osD^vP*Xh<>p"
+    for i, (name, row) in enumerate(both.iterrows()):
+        ax.scatter(row["width"], row["coverage"], s=45, color=colours[i], marker=markers[i % len(markers)],
+                   label=f"{name} ({row['coverage']:.2f}, {row['width']:.1f} pp)", edgecolor="black", lw=0.4)  # fmt: skip
     ax.axhline(level, ls="--", c="grey", lw=1)
     ax.annotate(f"nominal {level:.0%}", (0.01, level), xycoords=("axes fraction", "data"), xytext=(0, 3),
                 textcoords="offset points", fontsize=8, color="grey")  # fmt: skip
     ax.set(xlabel="mean interval width (pp)", ylabel="coverage of the true accuracy", ylim=(-0.03, 1.03),
            title="Intervals: coverage vs width")  # fmt: skip
+    ax.legend(title="method (coverage, width)", fontsize=7, title_fontsize=8, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), frameon=False)  # fmt: skip
     return ax
-
-
-def _label_offsets(x, y, names, *, char_frac: float = 0.012, step: float = 9.0) -> dict:
-    """Offsets (points) that stack overlapping labels: greedy, in order of y, a label moves up by ``step`` points
-    while its text (from its point to the right, ``char_frac`` of the x range per character at font size 8 on a
-    ~6-inch axis) would overlap a label already placed less than ``step`` points above or below."""
-    span_x = float(np.ptp(x)) or 1.0
-    placed: list[tuple[float, float, float]] = []  # (x start, x end, label height in points above y = 0)
-    out = {}
-    y_pts = 330.0 * np.asarray(y, dtype=float)  # ~points per unit of coverage on a 4.5-inch axis
-    for i in np.argsort(y, kind="stable"):
-        x0 = x[i]
-        x1 = x0 + char_frac * span_x * (len(str(names[i])) + 3)  # + the 3-point offset and a margin
-        dy = 2.0
-        while any(x0 < px1 and px0 < x1 and abs(y_pts[i] + dy - py) < step for px0, px1, py in placed):
-            dy += step
-        placed.append((x0, x1, y_pts[i] + dy))
-        out[names[i]] = (3.0, dy)
-    return out
 
 
 def seconds_plot(result: BenchmarkResult, *, ax=None):

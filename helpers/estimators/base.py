@@ -58,27 +58,29 @@ class Estimate:
 
     def plot(self, *, true_accuracy: float | None = None, ax=None):
         """The estimate (%) as a point with its interval (when ``interval=True`` gave one), beside the true accuracy
-        if you know it; returns the axes."""
+        if you know it.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure drawn into (``ax.figure`` when ``ax`` is given).
+        """
         import matplotlib.pyplot as plt
 
         if ax is None:
-            _, ax = plt.subplots(figsize=(4.5, 1.8))
+            _, ax = plt.subplots(figsize=(5.0, 2.2), layout="constrained")
         acc = 100 * self.accuracy
         if self.lower is not None and self.upper is not None:
             ax.errorbar([acc], [0], xerr=[[acc - 100 * self.lower], [100 * self.upper - acc]], fmt="o", capsize=4,
-                        label=f"{self.method} (interval)")  # fmt: skip
+                        label=f"{self.method} ({100 * self.lower:.1f} to {100 * self.upper:.1f} %)")  # fmt: skip
         else:
             ax.plot([acc], [0], "o", label=self.method)
         if true_accuracy is not None:
-            ax.axvline(100 * true_accuracy, c="k", ls="--", lw=1, label="true accuracy")
-        ax.set(
-            xlim=(0, 100),
-            yticks=[],
-            xlabel="accuracy (%)",
-            title=f"{self.method}: {acc:.1f} % on n = {self.n}",
-        )
-        ax.legend(fontsize=8, loc="lower left")
-        return ax
+            ax.axvline(100 * true_accuracy, c="k", ls="--", lw=1, label=f"true accuracy {100 * true_accuracy:.1f} %")
+        ax.set(xlim=(0, 100), ylim=(-1, 1), yticks=[], title=f"{self.method}: {acc:.1f} % on n = {self.n}")
+        ax.set_xlabel("estimated accuracy (%)")
+        ax.legend(fontsize=8, loc="upper left")
+        return ax.figure
 
 
 #: keyword arguments every estimator's ``fit`` / ``estimate`` accepts (those a method does not use are ignored)

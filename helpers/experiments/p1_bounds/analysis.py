@@ -162,6 +162,8 @@ def subset_curve(
                     "low": float(np.quantile(x, a)),
                     "high": float(np.quantile(x, 1 - a)),
                     "within": within,
+                    "level": level,
+                    "n_draws": n_draws,
                 }
             )
     return pd.DataFrame(rows)
@@ -210,21 +212,35 @@ def plot_subset_curves(curves: dict[str, pd.DataFrame], *, ncols: int = 3):
     n = len(curves)
     ncols = min(ncols, n)
     nrows = -(-n // ncols)
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
     colours = {"upper": "tab:green", "lower": "tab:red", "gold": "black"}
+    names = {"upper": "upper bound", "lower": "lower bound", "gold": "gold accuracy"}
     for ax, (name, f) in zip(axes.flat, curves.items()):
         for q, c in colours.items():
             d = f[f["quantity"] == q].sort_values("size")
-            ax.plot(d["size"], d["mean"], marker="o", color=c, label=q)
+            ax.plot(d["size"], d["mean"], marker="o", color=c, label=names[q])
             ax.fill_between(d["size"], d["low"], d["high"], color=c, alpha=0.15)
         ax.set_xscale("log")
+        ax.xaxis.set_major_locator(FixedLocator(sorted(f["size"].unique())))  # the sizes drawn, as plain numbers
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_locator(NullLocator())  # no 2x10^1-style minor labels colliding with them
         ax.set_title(name)
-        ax.set_xlabel("test-subset size")
+        ax.set_xlabel("test-subset size (log scale)")
         ax.set_ylabel("accuracy")
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    axes.flat[0].legend(loc="best", fontsize=8)
-    fig.tight_layout()
+    first = next(iter(curves.values()))
+    level = float(first["level"].iloc[0]) if "level" in first else None
+    draws = int(first["n_draws"].iloc[0]) if "n_draws" in first else None
+    handles, _ = axes.flat[0].get_legend_handles_labels()
+    if level is not None:
+        band = f"shaded: central {level:.0%} of {draws} random subsets" if draws else f"shaded: central {level:.0%}"
+        handles.append(Patch(color="grey", alpha=0.3, label=band))
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.06 / nrows, 1, 1))  # room for the legend below the panels
     return fig
 
 

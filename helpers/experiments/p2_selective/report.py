@@ -31,6 +31,7 @@ from helpers.selective import (
 )
 
 __all__ = [
+    "plot_selective_stats",
     "split_data",
     "selective_summary",
     "b_table",
@@ -194,6 +195,30 @@ def failure_cases(
         cases = auc_failure_cases(split_data(frame, split), max_coverage=max_coverage, decimals=decimals)
         parts.append(cases.assign(split=split))
     return pd.concat(parts, ignore_index=True)
+
+
+def plot_selective_stats(summary: pd.DataFrame, models: Sequence[str]):
+    """Figures 2 and 3 of paper 2 for the suite: per model and split, ``a`` (MaxProb at the first error), the number
+    of fluctuations and their magnitude (Eq. 1's bracket), as horizontal bars so that the model names read level."""
+    import matplotlib.pyplot as plt
+
+    wide = summary.pivot(index="model", columns="split").loc[list(models)[::-1]]  # first model on top
+    fig, axes = plt.subplots(1, 3, figsize=(16, 0.42 * len(models) + 1.6), sharey=True)
+    panels = [
+        ("a", "Figure 2 analogue: a (MaxProb at first error)", "a (MaxProb)", False),
+        ("n_fluctuations", "Figure 3 analogue: number of fluctuations", "fluctuations", False),
+        ("fluctuation_penalty", "Figure 3 analogue: magnitude (Eq. 1 bracket)", "penalty (log scale)", True),
+    ]
+    for ax, (column, title, label, log) in zip(axes, panels):
+        wide[column].plot.barh(ax=ax, title=title, logx=log, legend=False, width=0.8)
+        ax.set_xlabel(label)
+        ax.set_ylabel("")
+        ax.tick_params(axis="y", labelsize=9)
+    axes[0].set_xlim(0.5, 1.0)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles[::-1], labels[::-1], title="split", loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    return fig
 
 
 def plot_curves(frame: pd.DataFrame, *, splits: Sequence[str] = ("id", "ood"), titles: Mapping | None = None):
