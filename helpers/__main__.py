@@ -129,10 +129,12 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     from helpers.publish import publish
 
     readme = None if args.no_readme else REPO_ROOT / "README.md"
-    done = publish(args.profile, only=_names(args.only), run_folder=args.run, readme=readme,
+    docs = None if args.no_docs else REPO_ROOT / "docs"
+    done = publish(args.profile, only=_names(args.only), run_folder=args.run, readme=readme, docs=docs,
                    keep_run_times=args.keep_run_times)  # fmt: skip
     print(f"published {', '.join(done)} into figures/ (summary, run times, figures" +
-          ("" if args.no_readme else ", README results section") + "); review with git diff, then commit")
+          ("" if args.no_readme else ", README results section") +
+          ("" if args.no_docs else ", docs/reproductions numbers, docs/notebooks") + "); review with git diff, then commit")
     return 0
 
 
@@ -193,6 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     pub.add_argument("--run", "--run-folder", dest="run", default=None, metavar="ID",
                      help="run id under <runs>/<profile>/ or a run folder (default: the latest complete run)")
     pub.add_argument("--no-readme", action="store_true", help="leave the README's results section as it is")
+    pub.add_argument("--no-docs", action="store_true",
+                     help="leave docs/ alone (the reports' number blocks and docs/notebooks/)")
     pub.add_argument("--keep-run-times", action="store_true",
                      help="keep the published run times (a re-run on cached predictions that only redraws figures)")
     pub.set_defaults(func=_cmd_publish)

@@ -41,6 +41,7 @@ def publish(
     destination: str | os.PathLike[str] | None = None,
     readme: str | os.PathLike[str] | None = REPO_ROOT / "README.md",
     keep_run_times: bool = False,
+    docs: str | os.PathLike[str] | None = None,
 ) -> list[str]:
     """Publish the run ``run_folder`` (a run id of ``profile`` or a folder; default: the profile's latest complete
     run, :func:`helpers.paths.latest_run_dir`) as the reference results.  A run labelled as overridden or as
@@ -63,6 +64,10 @@ def publish(
         predictions: its seconds are not the notebook's cost from an empty cache): their rows of ``run_times.csv``
         and their published records in seconds (unit ``"s"``, e.g. ``wall_time_s``).  A notebook with no published
         time gets the run's.
+    docs : path, optional
+        The documentation folder (the command line passes the repository's ``docs/``): the number blocks of
+        ``reproductions/*.md`` are re-rendered and each published notebook, executed, goes to
+        ``notebooks/<stem>.ipynb`` with its outputs (:mod:`helpers.reports`).  None leaves the docs alone.
 
     Returns
     -------
@@ -134,4 +139,20 @@ def publish(
             frame_pub, times_pub, profile=profile, figures=dest, readme_dir=Path(readme).parent
         )
         update_readme(readme, section)
+    if docs is not None:
+        _publish_docs(Path(docs), run, chosen, frame_pub, times_pub)
     return chosen
+
+
+def _publish_docs(docs: Path, run: Path, chosen: list[str], frame: pd.DataFrame, times: pd.DataFrame) -> None:
+    """The reports' number blocks and the executed notebooks of ``chosen`` (:mod:`helpers.reports`)."""
+    from helpers.reports import headline_values, publish_notebook, splice_reports
+    from helpers.summary import claims_table, paper_comparison
+
+    splice_reports(frame, claims_table(frame), paper_comparison(frame), times, folder=docs / "reproductions",
+                   only=set(chosen))  # fmt: skip
+    heads = headline_values(frame)
+    for nb in chosen:
+        executed = run / f"{nb}.ipynb"
+        if executed.exists():
+            publish_notebook(executed, docs / "notebooks" / f"{nb}.ipynb", run_id=run.name, headline=heads.get(nb))

@@ -177,3 +177,36 @@ def test_publish_can_keep_the_published_run_times(nb_dir, tmp_path):
     assert summary.loc["wall_time_s", "value"] == 900.0  # ... but its seconds stay the published cold run's
     publish("default", only=["07"], destination=dest, readme=None)
     assert pd.read_csv(dest / "run_times.csv").finished_at.tolist() != ["cold"]
+
+
+def test_publish_splices_the_reports_and_publishes_the_executed_notebook(nb_dir, tmp_path):
+    (nb_dir / "profiles" / "07_toy.yaml").write_text("default: {n: 3}\n")
+    runner.run_notebooks(profile="default", echo=False)
+    docs = tmp_path / "docs"
+    (docs / "reproductions").mkdir(parents=True)
+    report = docs / "reproductions" / "toy.md"
+    report.write_text("# Toy\n\nprose kept\n\n<!-- numbers:begin 07_toy -->\nOLD NUMBERS\n<!-- numbers:end -->\n\nmore prose\n")
+    publish("default", destination=tmp_path / "published", readme=None, docs=docs)
+    text = report.read_text()
+    assert "OLD NUMBERS" not in text and "prose kept" in text and "more prose" in text
+    assert "Run `ok` in" in text and "<!-- numbers:end -->" in text
+    nb = json.loads((docs / "notebooks" / "07_toy.ipynb").read_text())
+    outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+    assert outputs and nb["metadata"]["helpers"]["published"]["run_id"] == latest_run_dir("default").name
+
+
+def test_published_notebooks_lose_widgets_and_progress_bars_only(tmp_path):
+    from helpers.reports import publish_notebook
+
+    keep = {"output_type": "stream", "name": "stdout", "text": ["accuracy 0.81\n"]}
+    bar = {"output_type": "stream", "name": "stderr", "text": ["fit:  40%|####      | 4/10 [00:01<00:01, 3.1it/s]\r"]}
+    widget = {"output_type": "display_data", "data": {"application/vnd.jupyter.widget-view+json": {"model_id": "x"}},
+              "metadata": {}}  # fmt: skip
+    warning = {"output_type": "stream", "name": "stderr", "text": ["UserWarning: something real\n"]}
+    nb = {"cells": [{"cell_type": "code", "source": "x", "metadata": {}, "outputs": [keep, bar, widget, warning]}],
+          "metadata": {"widgets": {"state": {}}}, "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    src = tmp_path / "in.ipynb"
+    src.write_text(json.dumps(nb))
+    out = json.loads(publish_notebook(src, tmp_path / "out.ipynb", run_id="r1", headline=0.5).read_text())
+    assert out["cells"][0]["outputs"] == [keep, warning] and "widgets" not in out["metadata"]
+    assert out["metadata"]["helpers"]["published"] == {"run_id": "r1", "headline": 0.5}

@@ -71,7 +71,8 @@ def test_write_report_and_readme_roundtrip(recorded, tmp_path):
     assert updated
     text = readme.read_text()
     assert "old text" not in text and text.startswith("# title") and text.rstrip().endswith("after")
-    assert "Paper claims: 1 of 2 hold here" in text and "![05_x](figs/05_x_scatter.png)" in text
+    assert "Paper claims: 1 of 2 hold here" in text
+    assert "| `03_x` |" in text and "| 1 of 1 |" in text  # one row per notebook: claims held of decided
     md = md_path.read_text()
     assert "## Run times" in md and "| 05_x | rho |" in md and "-0.042" in md
     # the README section is a function of the written files alone

@@ -1,0 +1,195 @@
+"""The front door's generated parts: the README's per-paper results table, the number blocks of the reproduction
+reports in ``docs/reproductions/``, and the executed notebooks in ``docs/notebooks/``.
+
+All three are written by ``python -m helpers publish`` from one run's records, never typed by hand:
+
+* :func:`paper_rows` -- one row per notebook for the README: the paper, claims held of those decided, a headline
+  number beside the paper's (:data:`HEADLINES`), the wall time, and links to the report and the published notebook;
+* :func:`splice_reports` -- every block ``<!-- numbers:begin STEM -->`` ... ``<!-- numbers:end -->`` of a report
+  gets that notebook's run time, claims table and the metrics the paper reports a number for;
+* :func:`publish_notebook` -- the run's executed notebook, with its outputs and figures, minus widget state and
+  progress-bar noise, under :data:`MAX_NOTEBOOK_BYTES`; its metadata names the run and the headline values.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from helpers.errors import HelpersError
+from helpers.paths import REPO_ROOT
+from helpers.tables import to_markdown
+
+__all__ = [
+    "REPORTS",
+    "HEADLINES",
+    "DOCS",
+    "MAX_NOTEBOOK_BYTES",
+    "headline_values",
+    "paper_rows",
+    "render_numbers",
+    "splice_reports",
+    "publish_notebook",
+]
+
+DOCS = REPO_ROOT / "docs"
+#: the reproduction report of each notebook (under ``docs/reproductions/``) and the paper it reproduces
+REPORTS: dict[str, tuple[str, str]] = {
+    "00_example": ("", "tour"),
+    "01_discriminator_bounds": ("p1_discriminator_bounds.md", "P1 correctness discriminators"),
+    "02_selective_answering": ("p2_selective_answering.md", "P2 AUC failure modes, DiSCA"),
+    "03_self_training": ("p3_self_training.md", "P3 self-training ensembles"),
+    "04_attribution_ranking": ("p4_attribution_ranking.md", "P4 attribution factors"),
+    "05_mde": ("p5_mde.md", "P5 Meta-Distribution Energy"),
+    "06_benchmark": ("benchmark.md", "benchmark of every estimator"),
+}
+#: the README's headline number per notebook: (record name, a ``labels`` substring, what it is)
+HEADLINES: dict[str, tuple[str, str, str]] = {
+    "01_discriminator_bounds": ("fraction_sets_within_bounds", "", "sets with gold within the bounds"),
+    "03_self_training": ("mae", "arch=typical, category=amazon, method=Ours (RM)", "RM's MAE on Amazon"),
+    "04_attribution_ranking": ("hans-con_const", "", "CONST ranking accuracy, HANS-CON (%)"),
+    "05_mde": ("cifar10_resnet20_MDE_spearman_rho_95sets", "", "MDE ρ, CIFAR-10-C, ResNet-20"),
+    "06_benchmark": ("self_training_pairs_mae", "method=self_training_rm", "RM's MAE on its pairs"),
+}
+NUMBERS_BEGIN = re.compile(r"<!-- numbers:begin (\S+) -->")
+NUMBERS_END = "<!-- numbers:end -->"
+#: a published notebook larger than this (bytes) is refused: figures should be PNGs of modest size
+MAX_NOTEBOOK_BYTES = 5_000_000
+
+
+def _headline_row(frame: pd.DataFrame, stem: str) -> pd.Series | None:
+    if stem not in HEADLINES:
+        return None
+    name, labels, _ = HEADLINES[stem]
+    rows = frame[(frame["notebook"] == stem) & (frame["name"] == name)]
+    rows = rows[rows["labels"].astype(str).str.contains(labels, regex=False)] if labels else rows
+    return rows.iloc[0] if len(rows) else None
+
+
+def headline_values(frame: pd.DataFrame) -> dict[str, float]:
+    """``{notebook: headline value}`` from a summary frame (notebooks without a headline left out)."""
+    out = {}
+    for stem in sorted(frame["notebook"].unique()):
+        row = _headline_row(frame, stem)
+        if row is not None:
+            out[stem] = float(row["value"])
+    return out
+
+
+def _fmt(value) -> str:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return ""
+    return "" if v != v else f"{v:.3g}"
+
+
+def paper_rows(frame: pd.DataFrame, claims: pd.DataFrame, times: pd.DataFrame) -> pd.DataFrame:
+    """The README's results table: one row per notebook of ``frame``."""
+    rows = []
+    for stem in sorted(set(frame["notebook"])):
+        report, paper = REPORTS.get(stem, ("", ""))
+        mine = claims[claims["notebook"] == stem]
+        held = int((mine["verdict"] == "pass").sum())
+        head = _headline_row(frame, stem)
+        wall = times.loc[times["notebook"] == stem, "wall_s"]
+        links = [f"[notebook](docs/notebooks/{stem}.ipynb)"]
+        if report:
+            links.insert(0, f"[report](docs/reproductions/{report})")
+        rows.append({
+            "notebook": f"`{stem}`", "reproduces": paper,
+            "claims held": f"{held} of {len(mine)}" if len(mine) else "-",
+            "headline: ours (paper)": "" if head is None else
+            f"{HEADLINES[stem][2]}: {_fmt(head['value'])}" + (f" ({_fmt(head['paper'])})" if _fmt(head["paper"]) else ""),
+            "wall time": f"{float(wall.iloc[0]) / 60:.1f} min" if len(wall) and pd.notna(wall.iloc[0]) else "",
+            "details": " · ".join(links),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def render_numbers(stem: str, frame: pd.DataFrame, claims: pd.DataFrame, comparison: pd.DataFrame,
+                   times: pd.DataFrame) -> str:  # fmt: skip
+    """The generated block of one notebook in its report: run time, claims, metrics beside the paper's."""
+    t = times[times["notebook"] == stem]
+    when = ""
+    if len(t):
+        r = t.iloc[0]
+        when = (f"Run `{r.get('status', '')}` in {float(r['wall_s']) / 60:.1f} min (1-min load average "
+                f"{r.get('load_avg', '')}, finished {r.get('finished_at', '')}).")  # fmt: skip
+    mine = claims[claims["notebook"] == stem].drop(columns=["notebook"])
+    numbers = comparison[comparison["notebook"] == stem].drop(columns=["notebook"])
+    parts = [
+        f"<!-- numbers:begin {stem} -->",
+        "<!-- generated by `python -m helpers publish` from the published run's records; edits are overwritten -->",
+        when,
+        f"**Claims: {int((mine['verdict'] == 'pass').sum())} of {len(mine)} hold.**",
+        to_markdown(mine) if len(mine) else "(no claims recorded)",
+        "**Every metric the paper reports a number for, beside ours**",
+        to_markdown(numbers) if len(numbers) else "(none)",
+        NUMBERS_END,
+    ]
+    return "\n\n".join(p.rstrip() for p in parts if p)
+
+
+def splice_reports(frame: pd.DataFrame, claims: pd.DataFrame, comparison: pd.DataFrame, times: pd.DataFrame,
+                   *, folder: Path | None = None, only: set[str] | None = None) -> list[Path]:  # fmt: skip
+    """Replace the number blocks of every report in ``folder`` (default ``docs/reproductions``) whose notebook is
+    in ``frame`` (and in ``only``); returns the reports changed."""
+    folder = Path(folder) if folder is not None else DOCS / "reproductions"
+    changed = []
+    for path in sorted(folder.glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        out, pos = [], 0
+        for m in NUMBERS_BEGIN.finditer(text):
+            stem = m.group(1)
+            end = text.find(NUMBERS_END, m.end())
+            if end < 0:
+                raise HelpersError(f"{path}: '{m.group(0)}' has no '{NUMBERS_END}'")
+            if stem not in set(frame["notebook"]) or (only is not None and stem not in only):
+                continue
+            out.append(text[pos : m.start()])
+            out.append(render_numbers(stem, frame, claims, comparison, times))
+            pos = end + len(NUMBERS_END)
+        new = "".join(out) + text[pos:]
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            changed.append(path)
+    return changed
+
+
+def _is_noise(output: dict) -> bool:
+    """A widget, or a progress bar written to stderr (tqdm's carriage returns and ``it/s`` rates)."""
+    data = output.get("data") or {}
+    if "application/vnd.jupyter.widget-view+json" in data:
+        return True
+    if output.get("output_type") == "stream" and output.get("name") == "stderr":
+        text = "".join(output.get("text", ""))
+        return "\r" in text or bool(re.search(r"\d+%\|.*\|", text)) or "it/s]" in text or "s/it]" in text
+    return False
+
+
+def publish_notebook(executed: Path, destination: Path, *, run_id: str, headline: float | None) -> Path:
+    """Write the executed notebook ``executed`` to ``destination`` with its outputs, minus widget state and
+    progress bars; raises when it is still over :data:`MAX_NOTEBOOK_BYTES` or has no output at all."""
+    nb = json.loads(Path(executed).read_text(encoding="utf-8"))
+    nb.get("metadata", {}).pop("widgets", None)
+    n_outputs = 0
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        cell["outputs"] = [o for o in cell.get("outputs", []) if not _is_noise(o)]
+        n_outputs += len(cell["outputs"])
+        cell.get("metadata", {}).pop("execution", None)  # papermill's per-cell timestamps: noise in a diff
+    if not n_outputs:
+        raise HelpersError(f"{executed}: no outputs; publish an executed notebook")
+    nb.setdefault("metadata", {}).setdefault("helpers", {})["published"] = {"run_id": run_id, "headline": headline}
+    text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+    if len(text.encode("utf-8")) > MAX_NOTEBOOK_BYTES:
+        raise HelpersError(f"{executed}: {len(text) / 1e6:.1f} MB after stripping, over {MAX_NOTEBOOK_BYTES / 1e6:.0f} MB")
+    destination = Path(destination)
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    destination.write_text(text, encoding="utf-8")
+    return destination
