@@ -154,5 +154,10 @@ def _publish_docs(docs: Path, run: Path, chosen: list[str], frame: pd.DataFrame,
     heads = headline_values(frame)
     for nb in chosen:
         executed = run / f"{nb}.ipynb"
-        if executed.exists():
-            publish_notebook(executed, docs / "notebooks" / f"{nb}.ipynb", run_id=run.name, headline=heads.get(nb))
+        if not executed.exists():
+            continue
+        if any((run / "figures").glob(f"{nb}_*.png")) and '"image/png"' not in executed.read_text(encoding="utf-8"):
+            print(f"warning: {nb}: not written to docs/notebooks: the run saved figures but shows none inline "
+                  "(executed with a non-inline matplotlib backend); re-run it to publish the notebook")  # fmt: skip
+            continue
+        publish_notebook(executed, docs / "notebooks" / f"{nb}.ipynb", run_id=run.name, headline=heads.get(nb))

@@ -291,7 +291,11 @@ def kernel_environment(
     executor's settings (``executor_env``: scheduler address, threads).  Built per notebook instead of changing
     ``os.environ``, so that notebooks started at the same time from one process never see each other's."""
     env = dict(os.environ)
-    env.update(HELPERS_NOTEBOOK=stem, HELPERS_PROFILE=profile, HELPERS_RESULTS=str(staging), MPLBACKEND="Agg")
+    env.update(HELPERS_NOTEBOOK=stem, HELPERS_PROFILE=profile, HELPERS_RESULTS=str(staging))
+    # figures inline in the executed notebook (its published copy shows them); a non-interactive "Agg" from the
+    # environment is kept (the tests need no images), any other backend (a GUI one) is not
+    backend = os.environ.get("MPLBACKEND", "")
+    env["MPLBACKEND"] = backend if backend.lower() == "agg" else "module://matplotlib_inline.backend_inline"
     if not env.get("HELPERS_FIGURES"):  # the run's figures live beside its executed notebooks
         env["HELPERS_FIGURES"] = str(Path(out_dir).resolve() / "figures")
     for var in _PATH_VARS:

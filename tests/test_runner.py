@@ -208,3 +208,12 @@ def test_kernels_use_ipc_on_posix_so_no_tcp_warning(nb_dir, capfd):
     err = capfd.readouterr().err
     if os.name == "posix":
         assert "without encryption" not in err
+
+
+def test_executed_notebooks_show_their_figures_inline(nb_dir, monkeypatch):
+    monkeypatch.delenv("MPLBACKEND", raising=False)  # as for a user (the tests' Agg would hide them)
+    write_notebook(nb_dir / "04_plot.ipynb", "x = 1", ["import matplotlib.pyplot as plt\nplt.plot([0, 1], [0, x])"])
+    (run,) = runner.run_notebooks(profile="smoke", only=["04_plot"], echo=False)
+    assert run.status == "ok", run.error
+    outputs = [o for c in nbformat.read(run.output, as_version=4).cells if c.cell_type == "code" for o in c.outputs]
+    assert any("image/png" in o.get("data", {}) for o in outputs)
