@@ -239,6 +239,10 @@ def test_scratch_ensemble_learns_and_votes():
 # -------------------------------------------------------------------------------------------------------- tasks
 def test_render_scan_output():
     assert render_scan_output("I_TURN_LEFT I_JUMP I_WALK") == "left jump walk"
+    # lossless: a parser that emits the input word "jump" is wrong, and must not read as the action I_JUMP
+    assert render_scan_output("jump") == "[jump]" != render_scan_output("I_JUMP")
+    outputs = ["I_JUMP", "jump", "I_JUMP I_WALK", "jump walk", "I_JUMP walk", "<unk>"]
+    assert len({render_scan_output(o) for o in outputs}) == len(outputs)
 
 
 def test_scan_task_keeps_ood_tests_out_of_training():

@@ -141,8 +141,12 @@ _SCAN_SHORT = {
 
 def render_scan_output(output: str) -> str:
     """SCAN actions as one lower-case word each (``I_TURN_LEFT`` -> ``left``), a lossless rewriting that keeps
-    the discriminator's WordPiece input short (1 piece per action instead of ~5)."""
-    return " ".join(_SCAN_SHORT.get(t, t.lower()) for t in output.split())
+    the discriminator's WordPiece input short (1 piece per action instead of ~5).
+
+    Any other token a parser emits (e.g. the input word ``jump``, when input and output share a vocabulary) is
+    written in brackets (``[jump]``), so that it never reads as an action: a wrong output never renders like a
+    correct one."""
+    return " ".join(_SCAN_SHORT.get(t, f"[{t}]") for t in output.split())
 
 
 def discriminator_text(task: str) -> Callable[[str], str]:
