@@ -422,11 +422,20 @@ def _run_folder(profile: str, output_dir: Path | None, label: str, resume: bool)
     if output_dir is not None:
         Path(output_dir).mkdir(parents=True, exist_ok=True)
         return Path(output_dir)
-    if resume:
-        earlier = [d for d in run_dirs(profile) if d.name.endswith(f"-{label}") or not label]
+    if resume:  # the last run folder of the same kind (the profile's own runs, or those with overrides)
+        earlier = [d for d in run_dirs(profile) if _folder_label(d) == label]
         if earlier:
             return earlier[-1]
     return new_run_dir(profile, label)
+
+
+def _folder_label(folder: Path) -> str:
+    """The label a run folder's ``run_status.json`` records (``""``: the profile's own run)."""
+    try:
+        status = json.loads((folder / "run_status.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return ""
+    return str((status.get("_run") or {}).get("label") or "")
 
 
 def run_notebooks(

@@ -210,3 +210,11 @@ def test_published_notebooks_lose_widgets_and_progress_bars_only(tmp_path):
     out = json.loads(publish_notebook(src, tmp_path / "out.ipynb", run_id="r1", headline=0.5).read_text())
     assert out["cells"][0]["outputs"] == [keep, warning] and "widgets" not in out["metadata"]
     assert out["metadata"]["helpers"]["published"] == {"run_id": "r1", "headline": 0.5}
+
+
+def test_resume_continues_the_last_run_of_the_same_kind(nb_dir):
+    (nb_dir / "profiles" / "07_toy.yaml").write_text("smoke: {n: 2}\n")
+    (own,) = runner.run_notebooks(profile="smoke", echo=False)
+    runner.run_notebooks(profile="smoke", parameters={"n": 3}, echo=False)  # a labelled run after it
+    (again,) = runner.run_notebooks(profile="smoke", resume=True, echo=False)
+    assert again.status == "skipped" and Path(again.output).parent == Path(own.output).parent

@@ -49,9 +49,8 @@ def softmax(logits: np.ndarray, *, T: float = 1.0) -> np.ndarray:
     z = np.asarray(logits)
     if not np.issubdtype(z.dtype, np.floating):
         z = z.astype(np.float64)
-    with np.errstate(
-        over="ignore"
-    ):  # z - max may reach -inf (-> probability 0) for logits near the float max
+    # z - max may reach -inf (-> probability 0) for logits near the float max
+    with np.errstate(over="ignore"):
         out = z - z.max(axis=1, keepdims=True)  # shift before dividing: z / T overflows for huge z and T < 1
         if T != 1.0:
             out /= T
@@ -343,12 +342,12 @@ class LabelFreeEstimator(BaseEstimator):
     def _score_to_accuracy(self):
         """The map score -> accuracy: ``regressor`` if given, else the line fitted on ``shifted=``; else an error
         that says how to get one (``measure`` gives the raw score)."""
+        if getattr(self, "_raw_only", False):  # measure(): the score alone
+            return None
         if getattr(self, "regressor", None) is not None:
             return self.regressor
         if hasattr(self, "score_line_"):
             return self.score_line_.predict
-        if getattr(self, "_raw_only", False):
-            return None
         raise NotFittedError(
             f"{type(self).__name__} ({self.name}) gives a set-level score, not an accuracy: fit it with "
             f"shifted={{set name: (logits, labels), ...}} (at least 3 labelled shifted sets; paper 5, Algorithm 1 "
@@ -372,6 +371,7 @@ class LabelFreeEstimator(BaseEstimator):
 
         if not isinstance(interval, (bool, np.bool_)):
             raise InputValidationError(f"interval: expected True or False, got {interval!r}")
+        regressor = self._score_to_accuracy() if self.output == "score" else None  # fails before any work
         value = float(self._point(prep))
         details: dict[str, Any] = dict(prep.details)
         lower = upper = None
@@ -389,7 +389,6 @@ class LabelFreeEstimator(BaseEstimator):
                 lower, upper = (float(v) for v in np.clip(percentile_interval(reps, self.level), 0.0, 1.0))
             return Estimate(self.name, acc, lower, upper, None, prep.n, details)
         # score-type estimator
-        regressor = self._score_to_accuracy()
         score = value
         acc = float("nan")
         if reps is not None:
