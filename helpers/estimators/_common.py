@@ -339,6 +339,15 @@ class LabelFreeEstimator(BaseEstimator):
         if shifted is not None:
             self.score_line_ = fit_score_line(self, shifted)
 
+    def _fit_score(self, *, logits: Any, probs: Any, shifted: Any, resolve) -> None:
+        """``fit`` of a score-type estimator: the reference class count (``logits`` / ``probs``, checked with
+        ``resolve``; optional when ``shifted`` is given) and the line score -> accuracy on ``shifted``."""
+        self._check_params()
+        if logits is not None or probs is not None or shifted is None:
+            resolve(logits=logits, probs=probs, where=f"{type(self).__name__}.fit")
+            self.n_classes_ = n_classes_of(logits, probs)
+        self._fit_shifted(shifted)
+
     def _score_to_accuracy(self):
         """The map score -> accuracy: ``regressor`` if given, else the line fitted on ``shifted=``; else an error
         that says how to get one (``measure`` gives the raw score)."""

@@ -211,11 +211,7 @@ class NuclearNorm(LabelFreeEstimator):
     def fit(self, *, logits: Any = None, probs: Any = None, shifted: Any = None):
         """Records the reference class count and, with ``shifted={name: (logits, labels), ...}``, fits the line
         score -> accuracy of paper 5's Algorithm 1 (``logits`` may then be omitted)."""
-        self._check_params()
-        if logits is not None or probs is not None or shifted is None:
-            resolve_probs(logits=logits, probs=probs, where="NuclearNorm.fit")
-            self.n_classes_ = n_classes_of(logits, probs)
-        self._fit_shifted(shifted)
+        self._fit_score(logits=logits, probs=probs, shifted=shifted, resolve=resolve_probs)
         return self
 
     def _prepare_target(self, *, logits=None, probs=None) -> Prepared:

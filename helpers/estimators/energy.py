@@ -134,11 +134,7 @@ class _EnergyEstimator(LabelFreeEstimator):
         """Records the reference class count (so ``estimate`` can check the target against it) and, with
         ``shifted={name: (logits, labels), ...}`` (labelled shifted sets), fits the line score -> accuracy that
         ``estimate`` reads the accuracy from (paper 5, Algorithm 1).  ``logits`` may be omitted with ``shifted``."""
-        self._check_params()
-        if logits is not None or probs is not None or shifted is None:
-            resolve_logits(logits=logits, probs=probs, where=f"{type(self).__name__}.fit")
-            self.n_classes_ = n_classes_of(logits)
-        self._fit_shifted(shifted)
+        self._fit_score(logits=logits, probs=probs, shifted=shifted, resolve=resolve_logits)
         return self
 
     def _energy(self, logits: Any, probs: Any) -> np.ndarray:
