@@ -22,16 +22,6 @@ from helpers.paths import REPO_ROOT, published_dir, resolve_run_dir
 __all__ = ["publish"]
 
 
-def _run_label(run: Path) -> str:
-    """The label recorded in a run folder's ``run_status.json`` (``""`` for the profile's own runs)."""
-    import json
-
-    status = run / "run_status.json"
-    if not status.exists():
-        return ""
-    return str((json.loads(status.read_text(encoding="utf-8")).get("_run") or {}).get("label") or "")
-
-
 def publish(
     profile: str = "default",
     *,
@@ -91,7 +81,9 @@ def publish(
             f"no complete run of profile {profile!r} with its own parameters: run python -m helpers run --profile "
             f"{profile} first (runs with -p overrides are never published by default)"
         )  # fmt: skip
-    label = _run_label(run)
+    from helpers.runner import run_folder_label
+
+    label = run_folder_label(run)
     if label:
         raise HelpersError(f"run {run.name} is labelled {label!r} (-p overrides or your data): not a reference run")
     src_figs = Path(figures) if figures is not None else run / "figures"

@@ -47,6 +47,7 @@ __all__ = [
     "namespace_parameters",
     "run_notebook",
     "run_notebooks",
+    "run_folder_label",
     "format_runs",
 ]
 
@@ -423,13 +424,13 @@ def _run_folder(profile: str, output_dir: Path | None, label: str, resume: bool)
         Path(output_dir).mkdir(parents=True, exist_ok=True)
         return Path(output_dir)
     if resume:  # the last run folder of the same kind (the profile's own runs, or those with overrides)
-        earlier = [d for d in run_dirs(profile) if _folder_label(d) == label]
+        earlier = [d for d in run_dirs(profile) if run_folder_label(d) == label]
         if earlier:
             return earlier[-1]
     return new_run_dir(profile, label)
 
 
-def _folder_label(folder: Path) -> str:
+def run_folder_label(folder: Path) -> str:
     """The label a run folder's ``run_status.json`` records (``""``: the profile's own run)."""
     try:
         status = json.loads((folder / "run_status.json").read_text(encoding="utf-8"))
