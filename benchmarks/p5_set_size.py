@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
 
     view = df[["base", "n_per_set", "backbone", "score", "spearman_rho", "r2", "paper_rho", "paper_r2"]]
     (out / "05_mde_set_size.md").write_text(
-        f"# Paper 5's in-sample ρ / R² (95 CIFAR-10-C sets) against the set size\n\n{__doc__.split('Protocol', 1)[1]}"
+        f"# Paper 5's in-sample ρ / R² (95 CIFAR-10-C sets) against the set size\n\nProtocol{__doc__.split('Protocol', 1)[1]}"
         f"\nWall time {time.time() - t0:.0f} s.\n\n" + to_markdown(view, digits=3) + "\n", encoding="utf-8")
     print(f"wrote {out / '05_mde_set_size.csv'} in {time.time() - t0:.0f} s")
     return 0
