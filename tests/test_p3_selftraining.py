@@ -157,3 +157,31 @@ def test_settings_table_marks_the_paper_settings():
     small = ex.settings_table(CFG, max_target=300).set_index("item")
     assert not small.loc["batch size", "same"] and not small.loc["data", "same"]
     assert small.loc["batch size", "ours"] == "32"
+
+
+def test_pools_trained_member_after_member_are_one_unit_per_member(monkeypatch):
+    """A pool that train_members trains one by one (here every toy pool, by lowering the vectorising limit) is
+    spread as one unit per member; a member is the same model alone or in a pool of any size."""
+    import torch
+
+    import helpers.parallel
+
+    monkeypatch.setattr(ex.runs, "VECTORISE_MAX_PARAMETERS", 10)
+    units = []
+
+    def serial_map(fn, items, *, names=None, **_):
+        units.extend(names or [])
+        return [fn(i) for i in items]
+
+    monkeypatch.setattr(helpers.parallel, "map_units", serial_map)
+    pair, cfg = _pair(), RunConfig(**{**CFG.key(), "num_models": 3, "ens_size": 2})
+    ex.precompute([(pair, cfg, "typical")], workers=0, progress=False)
+    members = sorted(n for n in units if n.startswith("pool"))
+    assert members == [f"pool dann {pair.source_key} s{s}" for s in (1, 2, 3)] + [
+        f"pool typical {pair.source_key} s{s}" for s in (1, 2)
+    ]
+    alone = ex.runs._supervised_pool(pair, cfg, "dann", [2])[0]
+    together = ex.runs.train_pool(cfg.factory("dann", pair), pair.x_train, pair.y_train, seeds=[1, 2],
+                                  epochs=cfg.f_epochs, batch_size=cfg.batch_size, lr=cfg.lr)[1]  # fmt: skip
+    for k, v in alone.state_dict().items():
+        torch.testing.assert_close(v, together.state_dict()[k], rtol=0, atol=0)

@@ -33,6 +33,7 @@ from helpers.selftraining.baselines import ProxyRisk, ThresholdErrorDetector, en
 from helpers.selftraining.ensembles import RandomInitEnsemble, RepresentationMatchingEnsemble
 from helpers.selftraining.trust_score import TrustScore
 from helpers.training import predict
+from helpers.training.members import VECTORISE_MAX_PARAMETERS
 
 __all__ = [
     "RunConfig",
@@ -104,33 +105,44 @@ def _probs(model: nn.Module, x: np.ndarray) -> np.ndarray:
     return softmax(predict(model, x, batch_size=1024)).astype(np.float32)
 
 
+def _trained_one_by_one(pair: DomainPair, cfg: RunConfig, arch: str) -> bool:
+    """Whether :func:`~helpers.training.members.train_members` trains a pool of ``arch`` member after member
+    (``vectorise="auto"``: a model with buffers or more than ``VECTORISE_MAX_PARAMETERS`` parameters, such as the
+    5,000-input TF-IDF MLPs) rather than as one vectorised model (the 8x8-digit CNNs)."""
+    model = cfg.factory(arch, pair)()
+    too_big = sum(p.numel() for p in model.parameters()) > VECTORISE_MAX_PARAMETERS
+    return too_big or any(True for _ in model.buffers())
+
+
+def _member_checkpoint(pair: DomainPair, cfg: RunConfig, arch: str, tag: str) -> Any:
+    return _ckpt(pair, pair.source, pair.source_key, arch, f"e{cfg.f_epochs}", f"b{cfg.batch_size}", tag)
+
+
 def _supervised_pool(pair: DomainPair, cfg: RunConfig, arch: str, seeds: Sequence[int]) -> list[nn.Module]:
     """Models of architecture ``arch`` trained on D under ``seeds`` (f: [seed]; pools: seed+1, seed+2, …).
 
-    Pools are trained at once (vectorised, :func:`helpers.selftraining.algorithm.train_pool`) and checkpointed
-    together; a pool of seeds seed+1..seed+n is served from the trained pool seed+1..seed+max(n, ens_size[,
-    num_models for the DANN-arch pool, which T_RI shares]), since members are independent of each other.
+    Members trained one by one (:func:`_trained_one_by_one`) are trained and checkpointed each on its own, so that
+    :func:`precompute` can spread a pool's members over the executor's workers; member i is the same model whichever
+    pool asks for it.  Vectorised pools are trained at once (:func:`helpers.selftraining.algorithm.train_pool`) and
+    checkpointed together; a pool of seeds seed+1..seed+n is served from the trained pool seed+1..seed+max(n,
+    ens_size[, num_models for the DANN-arch pool, which T_RI shares]), since members are independent of each other.
     """
     seeds = [int(s) for s in seeds]
     first = cfg.seed + 1
-    if len(seeds) > 1 and seeds == list(range(first, first + len(seeds))):
+
+    def train(pool_seeds: list[int], tag: str) -> list[nn.Module]:
+        return train_pool(cfg.factory(arch, pair), pair.x_train, pair.y_train, seeds=pool_seeds,
+                          epochs=cfg.f_epochs, batch_size=cfg.batch_size, lr=cfg.lr,
+                          checkpoint_dir=_member_checkpoint(pair, cfg, arch, tag))  # fmt: skip
+
+    if len(seeds) == 1 or _trained_one_by_one(pair, cfg, arch):
+        return [train([s], f"s{s}")[0] for s in seeds]
+    if seeds == list(range(first, first + len(seeds))):
         size = max(len(seeds), cfg.ens_size, cfg.num_models if arch == "dann" else 0)
         pool_seeds = list(range(first, first + size))
     else:
         pool_seeds = seeds
-    tag = f"s{pool_seeds[0]}" if len(pool_seeds) == 1 else f"s{pool_seeds[0]}-{pool_seeds[-1]}"
-    pool = train_pool(
-        cfg.factory(arch, pair),
-        pair.x_train,
-        pair.y_train,
-        seeds=pool_seeds,
-        epochs=cfg.f_epochs,
-        batch_size=cfg.batch_size,
-        lr=cfg.lr,
-        checkpoint_dir=_ckpt(
-            pair, pair.source, pair.source_key, arch, f"e{cfg.f_epochs}", f"b{cfg.batch_size}", tag
-        ),
-    )
+    pool = train(pool_seeds, f"s{pool_seeds[0]}-{pool_seeds[-1]}")
     return [pool[pool_seeds.index(s)] for s in seeds]
 
 
@@ -303,34 +315,38 @@ def pair_proxy_risk(pair: DomainPair, cfg: RunConfig, *, arch: str = "typical") 
     return cached_arrays(NAMESPACE, key, compute)
 
 
-def _train_shared_model(pair: DomainPair, cfg: RunConfig, what: str, arch: str) -> None:
-    """Stages 1-2 of :func:`precompute`: f, a pool of members (shared by the targets of a source) or h_0."""
+def _pool_seeds(cfg: RunConfig, arch: str) -> list[int]:
+    """Seeds of a source's pool of ``arch``: the Ens Avg Conf members and, for the DANN-arch, the T_RI members."""
+    size = max(cfg.ens_size, cfg.num_models if arch == "dann" else 0)
+    return [cfg.seed + 1 + i for i in range(size)]
+
+
+def _train_shared_model(
+    pair: DomainPair, cfg: RunConfig, what: str, arch: str, seeds: Sequence[int] | None = None
+) -> None:
+    """Stage 1 of :func:`precompute`: f, a pool of members or some of its members (shared by the targets of a
+    source), or h_0."""
     import torch
 
     torch.set_num_threads(1)
     if what == "f":
         _supervised_pool(pair, cfg, arch, [cfg.seed])
     elif what == "pool":
-        # the size rule of _supervised_pool adds the T_RI members to the DANN-arch pool
-        _supervised_pool(pair, cfg, arch, [cfg.seed + 1 + i for i in range(cfg.ens_size)])
+        _supervised_pool(pair, cfg, arch, _pool_seeds(cfg, arch) if seeds is None else seeds)
     else:
         _h0(pair, cfg)
 
 
-def _evaluate_quietly(pair: DomainPair, cfg: RunConfig, arch: str) -> None:
-    """Stage 3 of :func:`precompute`: every method on one (pair, f) job, results left in the cache."""
+def _method_quietly(pair: DomainPair, cfg: RunConfig, method: str, overrides: dict) -> None:
+    """A stage-2 unit of :func:`precompute`: one method's run on one (pair, f) job (``"rm"`` / ``"ri"`` with
+    ``overrides`` of :func:`pair_self_training`, or ``"proxy"``), left in the cache."""
     import torch
 
     torch.set_num_threads(1)
-    evaluate_pair(pair, cfg, arch=arch)
-
-
-def _self_train_quietly(pair: DomainPair, cfg: RunConfig, overrides: dict) -> None:
-    """An ablation run of :func:`precompute`: :func:`pair_self_training` with ``overrides``, left in the cache."""
-    import torch
-
-    torch.set_num_threads(1)
-    pair_self_training(pair, cfg, **overrides)
+    if method == "proxy":
+        pair_proxy_risk(pair, cfg, arch=overrides.get("arch", "typical"))
+    else:
+        pair_self_training(pair, cfg, method=method, **overrides)
 
 
 def _call(job: tuple[Callable[..., None], tuple]) -> None:
@@ -373,7 +389,8 @@ def precompute(
     The small models of paper 3 keep one core busy per training loop (one torch thread each), so on a 2-core CPU
     two loops on two workers finish in about half the time of one process with two threads.  Stage 1 trains what
     is shared by every target of a source (f, the Ens Avg Conf pool, the T_RI pool) and the DANN h_0 of each pair
-    (shared by T_RM and Proxy Risk); stage 2 runs each (pair, f) job and each ablation run (:func:`ablation_jobs`).
+    (shared by T_RM and Proxy Risk); stage 2 runs T_RM, T_RI and Proxy Risk of each (pair, f) job and each ablation run
+    (:func:`ablation_jobs`), each a unit.
     One barrier only, and no training left for the calling kernel: under the runner the kernel would get a third
     of a core beside two busy workers.  Everything goes to the cache (checkpoints and
     :func:`helpers.cache.cached_arrays`), so afterwards :func:`evaluate_pair` and the ablation table in the calling
@@ -393,14 +410,21 @@ def precompute(
         ]
         wanted.append(("h0", "dann", pair.key))
         for what, a, data_key in wanted:
-            key = (what, a, data_key, repr(cfg))
-            if key not in seen:  # each shared model is trained by exactly one unit
-                seen.add(key)
-                shared.append((what, f"{what} {a} {data_key}", (_train_shared_model, (pair, cfg, what, a))))
-    order = {"pool": 0, "h0": 1, "f": 2}  # longest first
+            # a pool trained member after member is one unit per member, so that the workers share it
+            parts = [[s] for s in _pool_seeds(cfg, a)] if what == "pool" and _trained_one_by_one(pair, cfg, a) else [None]
+            for seeds in parts:
+                key = (what, a, data_key, repr(cfg), None if seeds is None else tuple(seeds))
+                if key not in seen:  # each shared model is trained by exactly one unit
+                    seen.add(key)
+                    name = f"{what} {a} {data_key}" + ("" if seeds is None else f" s{seeds[0]}")
+                    shared.append((what, name, (_train_shared_model, (pair, cfg, what, a, seeds))))
+    order = {"h0": 0, "pool": 1, "f": 2}  # longest first
     stage1 = [(n, job) for what, n, job in sorted(shared, key=lambda t: order[t[0]])]
-    stage2 = [(f"{pair.key} f={arch}", (_evaluate_quietly, (pair, cfg, arch))) for pair, cfg, arch in jobs]
-    stage2 += [(f"{pair.key} ablation {o}", (_self_train_quietly, (pair, cfg, o))) for pair, cfg, o in ablations]
+    # stage 2: each method of each (pair, f) job its own unit (T_RM, the longest, first; the baselines they share
+    # are computed by the first unit that needs them, once per key), then the ablation runs
+    runs = [(pair, cfg, m, {"arch": arch}) for m in ("rm", "ri", "proxy") for pair, cfg, arch in jobs]
+    runs += [(pair, cfg, o["method"], {k: v for k, v in o.items() if k != "method"}) for pair, cfg, o in ablations]
+    stage2 = [(f"{pair.key} {m} {o}", (_method_quietly, (pair, cfg, m, o))) for pair, cfg, m, o in runs]
     for name, stage in (("shared models", stage1), ("pairs", stage2)):
         # a stage starts when the one it depends on has finished
         if workers == 1:
