@@ -138,8 +138,7 @@ def _supervised_pool(pair: DomainPair, cfg: RunConfig, arch: str, seeds: Sequenc
     if len(seeds) == 1 or _trained_one_by_one(pair, cfg, arch):
         return [train([s], f"s{s}")[0] for s in seeds]
     if seeds == list(range(first, first + len(seeds))):
-        size = max(len(seeds), cfg.ens_size, cfg.num_models if arch == "dann" else 0)
-        pool_seeds = list(range(first, first + size))
+        pool_seeds = list(range(first, first + max(len(seeds), len(_pool_seeds(cfg, arch)))))
     else:
         pool_seeds = seeds
     pool = train(pool_seeds, f"s{pool_seeds[0]}-{pool_seeds[-1]}")
