@@ -2,8 +2,10 @@
 
 A notebook declares the notebooks whose cache it reads in its own metadata, once::
 
-    "metadata": {"helpers": {"needs": ["01_discriminator_bounds", "05_mde"]}}
+    "metadata": {"helpers": {"needs": ["01_discriminator_bounds", "05_mde"], "minutes": 5}}
 
+``minutes`` is the notebook's work under the ``default`` profile in CPU-minutes on the reference machine (2 cores),
+measured; it only orders the work (:func:`critical_minutes`), so a rough figure is enough (default 1).
 :func:`run_graph` starts a notebook when every notebook it needs that is part of the same run has finished (ok or
 failed: the dependent then computes what it cannot read), keeps at most ``slots`` notebooks in flight, and hands
 each finished one to a callback, in the calling thread, so that the run's status file has one writer.
@@ -20,7 +22,7 @@ from typing import Any
 
 from helpers.errors import ProfileError
 
-__all__ = ["notebook_needs", "dependency_order", "dependents", "run_graph"]
+__all__ = ["notebook_needs", "notebook_minutes", "dependency_order", "dependents", "critical_minutes", "run_graph"]
 
 
 def notebook_needs(notebook: Path) -> list[str]:
@@ -30,6 +32,37 @@ def notebook_needs(notebook: Path) -> list[str]:
     if not isinstance(needs, list) or not all(isinstance(n, str) for n in needs):
         raise ProfileError(f"{Path(notebook).name}: metadata.helpers.needs must be a list of notebook stems")
     return list(needs)
+
+
+def notebook_minutes(notebook: Path) -> float:
+    """``metadata.helpers.minutes`` of ``notebook``: its measured work in CPU-minutes (1.0 when not declared)."""
+    meta = json.loads(Path(notebook).read_text(encoding="utf-8")).get("metadata", {})
+    minutes = (meta.get("helpers") or {}).get("minutes", 1.0)
+    if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not minutes >= 0:
+        raise ProfileError(f"{Path(notebook).name}: metadata.helpers.minutes must be a number >= 0, got {minutes!r}")
+    return float(minutes)
+
+
+def critical_minutes(notebooks: Sequence[Path], graph: dict[str, list[str]]) -> dict[str, float]:
+    """``{stem: minutes of work from its start to the end of the run}``: its own :func:`notebook_minutes` plus the
+    longest chain of notebooks that wait for it (the critical path, in CPU-minutes).
+
+    The runner starts the notebooks with the longest chain first and hands their units the highest priority on the
+    cluster, so that the chain that bounds the run's wall clock (03 → 06 in ``default``) never queues behind work
+    that could run later.
+    """
+    own = {nb.stem: notebook_minutes(nb) for nb in notebooks}
+    out: dict[str, float] = {}
+
+    def chain(stem: str) -> float:
+        if stem not in out:
+            after = [s for s, needs in graph.items() if stem in needs]
+            out[stem] = own.get(stem, 0.0) + max((chain(s) for s in after), default=0.0)
+        return out[stem]
+
+    for nb in notebooks:
+        chain(nb.stem)
+    return out
 
 
 def dependency_order(notebooks: Sequence[Path], known: Sequence[str]) -> dict[str, list[str]]:
@@ -69,12 +102,12 @@ def run_graph(
 
     ``submit(nb)`` starts one and returns a handle; ``wait_one(handles)`` blocks until one of them is done and
     returns it (or None after a while without one: the console is told what still runs); ``finished(nb, handle)``
-    is called for each, in this thread.  Among ready notebooks, those that
-    more notebooks wait for (directly or not) start first, so that the dependents' wait is short and the
-    independent notebooks fill the machine while the last ones run; then the order of ``notebooks``.
+    is called for each, in this thread.  Among ready notebooks, the one with the longest chain of work ahead of it
+    (:func:`critical_minutes`) starts first, so that the dependents' wait is short and the short independent
+    notebooks fill the machine while the last ones run; ties keep the order of ``notebooks``.
     """
-    waiting_on = {nb.stem: len(dependents(nb.stem, graph)) for nb in notebooks}
-    pending = sorted(notebooks, key=lambda nb: -waiting_on[nb.stem])  # stable: ties keep the given order
+    chain = critical_minutes(notebooks, graph)
+    pending = sorted(notebooks, key=lambda nb: -chain[nb.stem])  # stable: ties keep the given order
     t_start = time.perf_counter()
     in_flight: dict[Any, tuple[Path, float]] = {}
     done: set[str] = set()

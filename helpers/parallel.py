@@ -307,7 +307,7 @@ def map_units(
         Progress-bar label, and whether to show it.
     priorities : sequence of int, optional
         On a cluster, units with a higher priority start first (e.g. the longest first, so that it does not start
-        last); default: in the order given.  The runner adds ``$HELPERS_PRIORITY`` (100 per notebook that waits for
+        last); default: in the order given.  The runner adds ``$HELPERS_PRIORITY`` (1000 per CPU-minute on the notebook's critical path,
         this one), so the units of a notebook on the way to another go first.  Results are returned in the order
         of ``items`` either way.
 

@@ -165,8 +165,9 @@ def test_pools_trained_member_after_member_are_one_unit_per_member(monkeypatch):
     import torch
 
     import helpers.parallel
+    import helpers.training.members
 
-    monkeypatch.setattr(ex.runs, "VECTORISE_MAX_PARAMETERS", 10)
+    monkeypatch.setattr(helpers.training.members, "VECTORISE_MAX_PARAMETERS", 10)
     units = []
 
     def serial_map(fn, items, *, names=None, **_):

@@ -285,3 +285,34 @@ def test_ctrl_c_ends_a_cluster_run_at_once_and_records_it(graph_dir):
     assert proc.returncode == 130, out + err
     assert "interrupted" in err and "--resume" in err
     assert json.loads(status.read_text())["_run"]["status"] == "interrupted"
+
+
+def test_the_longest_chain_of_work_starts_first_and_its_units_go_first(tmp_path):
+    """critical_minutes: a notebook's own minutes plus the longest chain waiting for it; run_graph starts the
+    longest chain first (03 -> 06 in the project's default), ties in the given order."""
+    from helpers.graph import critical_minutes, notebook_minutes, run_graph
+
+    def nb(stem: str, minutes: float | None, needs: list[str] | None = None) -> Path:
+        path = _stamped(tmp_path / f"{stem}.ipynb", 0, needs=needs)
+        if minutes is not None:
+            book = nbformat.read(str(path), as_version=4)
+            book.metadata["helpers"] = {**book.metadata.get("helpers", {}), "minutes": minutes}
+            nbformat.write(book, str(path))
+        return path
+
+    books = [nb("a", 20), nb("b", 25), nb("c", None), nb("d", 5, needs=["a", "b"])]
+    graph = {"a": [], "b": [], "c": [], "d": ["a", "b"]}
+    assert critical_minutes(books, graph) == {"a": 25.0, "b": 30.0, "c": 1.0, "d": 5.0}
+    started: list[str] = []
+    run_graph(books, graph, lambda p: started.append(p.stem) or p, lambda hs: hs[0], lambda p, h: None, slots=1)
+    assert started == ["b", "a", "d", "c"]  # d (5 min) became ready before c (1 min) started
+    from helpers.errors import ProfileError
+
+    with pytest.raises(ProfileError, match="minutes must be a number >= 0"):
+        notebook_minutes(nb("e", -3))
+    # the project's notebooks: 03 -> 06 is the longest chain, so 03 starts first
+    project = runner.list_notebooks()
+    from helpers.graph import dependency_order
+
+    chain = critical_minutes(project, dependency_order(project, [p.stem for p in project]))
+    assert max(chain, key=chain.get) == "03_self_training"

@@ -152,3 +152,15 @@ def test_bad_input_is_rejected():
     with pytest.raises(InputValidationError, match="batch norm"):
         train_members(bn, x, y, epochs=1, batch_size=8, lr=1e-3, seeds=[0, 1], vectorise=True)
     train_members(bn, x, y, epochs=1, batch_size=8, lr=1e-3, seeds=[0, 1])  # "auto" falls back to one by one
+
+
+def test_vectorises_is_the_auto_rule():
+    """vectorises(): several members, no buffers, at most VECTORISE_MAX_PARAMETERS parameters."""
+    from torch import nn
+
+    from helpers.training.members import VECTORISE_MAX_PARAMETERS, vectorises
+
+    small = nn.Linear(10, 2)
+    assert vectorises(small, 3) and not vectorises(small, 1)
+    assert not vectorises(nn.Sequential(nn.Linear(10, 4), nn.BatchNorm1d(4)), 3)
+    assert not vectorises(nn.Linear(VECTORISE_MAX_PARAMETERS, 1), 3)  # max + 1 parameters

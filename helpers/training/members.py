@@ -39,6 +39,7 @@ VECTORISE_MAX_PARAMETERS = 100_000
 
 __all__ = [
     "VECTORISE_MAX_PARAMETERS",
+    "vectorises",
     "ConfigCheckpoint",
     "epoch_batches",
     "BatchStream",
@@ -47,6 +48,14 @@ __all__ = [
     "train_members",
     "train_classifier",
 ]
+
+
+def vectorises(model: nn.Module, n_members: int) -> bool:
+    """Whether :func:`train_members` with ``vectorise="auto"`` trains ``n_members`` copies of ``model`` as one
+    vectorised model: more than one member, no buffers (batch-norm running statistics, which vmap cannot update in
+    place) and at most :data:`VECTORISE_MAX_PARAMETERS` parameters.  Otherwise they are trained one after another."""
+    size = sum(p.numel() for p in model.parameters())
+    return n_members > 1 and not any(True for _ in model.buffers()) and size <= VECTORISE_MAX_PARAMETERS
 
 
 def as_tensor(a: Any, dtype: torch.dtype | None = None) -> torch.Tensor:
@@ -194,11 +203,9 @@ def train_members(
         )
     if int(epochs) < 0:
         raise InputValidationError(f"epochs: expected ≥ 0, got {epochs}")
-    has_buffers = any(True for _ in models[0].buffers())
     if vectorise == "auto":
-        size = sum(p.numel() for p in models[0].parameters())
-        vectorise = len(models) > 1 and not has_buffers and size <= VECTORISE_MAX_PARAMETERS
-    elif vectorise and has_buffers:
+        vectorise = vectorises(models[0], len(models))
+    elif vectorise and any(True for _ in models[0].buffers()):
         raise InputValidationError("vectorise=True: the model has buffers (batch norm); use vectorise=False")
     gens = [_generator(s) for s in seeds]
     ck = ConfigCheckpoint(

@@ -33,7 +33,7 @@ from helpers.selftraining.baselines import ProxyRisk, ThresholdErrorDetector, en
 from helpers.selftraining.ensembles import RandomInitEnsemble, RepresentationMatchingEnsemble
 from helpers.selftraining.trust_score import TrustScore
 from helpers.training import predict
-from helpers.training.members import VECTORISE_MAX_PARAMETERS
+from helpers.training.members import vectorises
 
 __all__ = [
     "RunConfig",
@@ -107,11 +107,9 @@ def _probs(model: nn.Module, x: np.ndarray) -> np.ndarray:
 
 def _trained_one_by_one(pair: DomainPair, cfg: RunConfig, arch: str) -> bool:
     """Whether :func:`~helpers.training.members.train_members` trains a pool of ``arch`` member after member
-    (``vectorise="auto"``: a model with buffers or more than ``VECTORISE_MAX_PARAMETERS`` parameters, such as the
+    (:func:`~helpers.training.members.vectorises` is false: a model with buffers or too many parameters, such as the
     5,000-input TF-IDF MLPs) rather than as one vectorised model (the 8x8-digit CNNs)."""
-    model = cfg.factory(arch, pair)()
-    too_big = sum(p.numel() for p in model.parameters()) > VECTORISE_MAX_PARAMETERS
-    return too_big or any(True for _ in model.buffers())
+    return not vectorises(cfg.factory(arch, pair)(), 2)
 
 
 def _member_checkpoint(pair: DomainPair, cfg: RunConfig, arch: str, tag: str) -> Any:
