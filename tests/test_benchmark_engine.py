@@ -232,3 +232,18 @@ def test_coverage_width_plot_names_every_method_once_in_a_legend_not_on_the_poin
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert sorted(label.split(" (")[0] for label in labels) == sorted(["doc", "atc_mc", "average_confidence", "maxprob"])
     assert [t.get_text() for t in ax.texts] == ["nominal 95%"]  # no method names drawn beside the points
+
+
+def test_set_families_give_each_target_set_its_family():
+    """A task whose targets span two families: each row carries its set's family; unknown sets and empty names
+    are refused."""
+    base = _hand_task()
+    task = ShiftTask(name="hand", family="fam", reference=base.reference, targets=base.targets,
+                     set_families={"b": "other"})  # fmt: skip
+    assert task.family_of("a") == "fam" and task.family_of("b") == "other"
+    df = run_benchmark([task], methods=["average_confidence"], progress=False).to_df().set_index("set")
+    assert df.loc["a", "family"] == "fam" and df.loc["b", "family"] == "other"
+    with pytest.raises(InputValidationError, match="not targets: \\['c'\\]"):
+        ShiftTask(name="hand", family="fam", reference=base.reference, targets=base.targets, set_families={"c": "x"})
+    with pytest.raises(InputValidationError, match="non-empty family names"):
+        ShiftTask(name="hand", family="fam", reference=base.reference, targets=base.targets, set_families={"a": ""})

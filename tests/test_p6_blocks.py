@@ -179,3 +179,56 @@ def test_selftraining_grid_by_source_equals_one_call_over_all_pairs(monkeypatch)
         selftraining_grid_by_source("digits", names, cfg, self_training_pairs=["digits->mnist"])
     with pytest.raises(InputValidationError, match="kind: expected 'amazon' or 'digits'"):
         selftraining_grid_by_source("mnist", names, cfg)
+
+
+def test_pre_registered_families_of_cifar_sets_and_the_jpeg_rule():
+    """cifar_family: CIFAR-10-C's own category of a single held-out type, compositions and stress sets apart;
+    jpeg_sets: clean + the first held-out type per category at severity 3 (else the middle held-out severity)."""
+    from helpers.data.metaset import ShiftSpec
+    from helpers.experiments.p6_benchmark.beyond import FAMILIES
+    from helpers.experiments.p6_benchmark.producers import cifar_family, jpeg_sets
+
+    def spec(name, family, steps):
+        return ShiftSpec(name, "heldout", family, steps, 0)
+
+    assert cifar_family(spec("impulse_noise-2", "corruption", (("impulse_noise", 2),))) == "cifar-noise"
+    assert cifar_family(spec("zoom_blur-5", "corruption", (("zoom_blur", 5),))) == "cifar-blur"
+    assert cifar_family(spec("spatter-1", "corruption", (("spatter", 1),))) == "cifar-weather"
+    assert cifar_family(spec("saturate-3", "corruption", (("saturate", 3),))) == "cifar-digital"
+    assert cifar_family(spec("comp-heldout-00", "composition", (("spatter", 1), ("zoom_blur", 2)))) == "cifar-composition"
+    assert cifar_family(spec("stress-cutout-B@clean", "stress", (("cutout", 2),))) == "cifar-stress"
+    with pytest.raises(InputValidationError, match="no CIFAR-10-C category"):
+        cifar_family(spec("rotate-1", "corruption", (("rotate", 1),)))
+    assert {"cifar-noise", "cifar-blur", "cifar-weather", "cifar-digital"} <= set(FAMILIES) and len(FAMILIES) >= 9
+    default = {"cifar_heldout_names": ["impulse_noise", "speckle_noise", "glass_blur", "zoom_blur", "gaussian_blur",
+                                       "spatter", "saturate"], "cifar_heldout_severities": [1, 2, 3, 4, 5]}  # fmt: skip
+    assert jpeg_sets(default) == ["clean", "impulse_noise-3", "glass_blur-3", "spatter-3", "saturate-3"]
+    assert jpeg_sets({"cifar_heldout_names": ["zoom_blur", "saturate"], "cifar_heldout_severities": [4, 2]}) == [
+        "clean", "zoom_blur-4", "saturate-4"]  # fmt: skip
+
+
+def test_label_shift_tasks_resample_the_reference_and_keep_model_reference_and_meta_set():
+    """label_shift_tasks: targets are long-tailed subsets of the clean reference (ratios < 1 only, smallest /
+    largest class size = the ratio), partner / features follow the same rows; reference and meta-set unchanged."""
+    from helpers.benchmark import ShiftTask
+    from helpers.experiments.p6_benchmark.producers import label_shift_tasks
+
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(4), 50)
+    ref = (rng.normal(size=(200, 4)), y)
+    meta = {f"m{i}": (rng.normal(size=(200, 4)), y) for i in range(3)}
+    sets = {"reference": 0, "t": 0, **dict.fromkeys(meta, 0)}
+    task = ShiftTask(name="cifar10/resnet20", family="cifar-corruption", reference=ref, targets={"t": ref},
+                     meta=meta, partner={k: rng.normal(size=(200, 4)) for k in sets},
+                     features={k: rng.normal(size=(200, 3)) for k in sets}, info={"model": "resnet20"})  # fmt: skip
+    other = ShiftTask(name="cifar10/resnet32", family="cifar-corruption", reference=ref, targets={"t": ref},
+                      info={"model": "resnet32"})  # fmt: skip
+    (out,) = label_shift_tasks([task, other], [0.25, 1.0], seed=0)
+    assert out.name == "cifar10-labels/resnet20" and out.family == "label-shift" and list(out.targets) == ["imbalance-0.25"]
+    t = out.targets["imbalance-0.25"]
+    counts = np.bincount(t.labels, minlength=4)
+    assert counts.min() / counts.max() == pytest.approx(0.25, abs=0.03)
+    rows = [np.flatnonzero((ref[0] == row).all(axis=1))[0] for row in t.logits]  # which reference rows were kept
+    assert np.array_equal(out.partner["imbalance-0.25"], task.partner["reference"][rows])
+    assert np.array_equal(out.features["imbalance-0.25"], task.features["reference"][rows])
+    assert out.meta.keys() == task.meta.keys() and out.reference is task.reference and "t" not in out.partner

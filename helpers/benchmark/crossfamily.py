@@ -114,17 +114,19 @@ class CrossFamilyResult:
         if axes is None:
             _, axes = plt.subplots(1, len(kinds), figsize=(5.5 * len(kinds), 5), squeeze=False)
             axes = axes[0]
+        colours = dict(zip(sorted(d["family"].unique()), plt.get_cmap("tab20").colors))  # up to 20 families apart
         for ax, kind in zip(axes, kinds):
             k = d[d["interval"] == kind]
             for fam, g in k.groupby("family"):
                 cov = g["covered"].astype(float).mean()
                 ax.errorbar(100 * g["true_accuracy"], 100 * g["estimate"],
                             yerr=[100 * (g["estimate"] - g["lower"]), 100 * (g["upper"] - g["estimate"])],
-                            fmt="o", ms=3, lw=0.8, alpha=0.7, label=f"{fam} (coverage {cov:.0%})")  # fmt: skip
+                            fmt="o", ms=3, lw=0.8, alpha=0.7, color=colours.get(fam),
+                            label=f"{fam} (coverage {cov:.0%})")  # fmt: skip
             ax.plot([0, 100], [0, 100], "k--", lw=1)
             ax.set(xlim=(0, 100), ylim=(0, 100), xlabel="true accuracy (%)", ylabel=f"{method} estimate (%)",
                    title=f"{method} ± {kind} {level:.0%} interval, each family held out")  # fmt: skip
-            ax.legend(fontsize=8, loc="upper left")
+            ax.legend(fontsize=7, loc="upper left", ncol=2 if len(colours) > 8 else 1)
         return axes
 
 

@@ -200,7 +200,7 @@ def _run_method(task: ShiftTask, method: str, *, n_boot: int, level: float, seed
         rows.append(
             _row(
                 task.name,
-                task.family,
+                task.family_of(set_name),
                 set_name,
                 method,
                 "regressed score" if regressor is not None else "accuracy",

@@ -87,6 +87,10 @@ class ShiftTask:
         Penultimate features ``(n, d)`` on ``"reference"``, every target and every meta set.
     info : dict, optional
         Free-form description (model, dataset, source), copied into result tables.
+    set_families : dict[str, str], optional
+        The family of single target sets where it is not ``family`` (e.g. the CIFAR-10 task's noise, blur, weather
+        and digital corruptions, compositions and stress sets are six families of one task, which shares one
+        reference and one meta-set); :meth:`family_of` reads it, and every row of a set carries it.
     """
 
     name: str
@@ -97,6 +101,11 @@ class ShiftTask:
     partner: dict[str, np.ndarray] = field(default_factory=dict)
     features: dict[str, np.ndarray] = field(default_factory=dict)
     info: dict = field(default_factory=dict)
+    set_families: dict[str, str] = field(default_factory=dict)
+
+    def family_of(self, set_name: str) -> str:
+        """The shift family of target ``set_name``: ``set_families[set_name]``, else the task's ``family``."""
+        return self.set_families.get(set_name, self.family)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -129,6 +138,12 @@ class ShiftTask:
                         f"{self.name}: {what}[{set_name!r}] expected shape ({all_sets[set_name].n}, d), "
                         f"got {arr.shape}"
                     )
+        unknown = sorted(set(self.set_families) - set(targets))
+        if unknown:
+            raise InputValidationError(f"{self.name}: set_families names sets that are not targets: {unknown}")
+        bad = {k: v for k, v in self.set_families.items() if not isinstance(v, str) or not v}
+        if bad:
+            raise InputValidationError(f"{self.name}: set_families: expected non-empty family names, got {bad}")
         object.__setattr__(self, "reference", reference)
         object.__setattr__(self, "targets", targets)
         object.__setattr__(self, "meta", meta)
