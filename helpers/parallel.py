@@ -193,8 +193,11 @@ def start(workers: int | None = None, scheduler: str | None = None, *, threads: 
     env = {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads),
            ENV_THREADS: str(threads)}  # fmt: skip
     # a dead worker is an out-of-memory kill or a crash of the unit itself: a retry would repeat it, so fail the
-    # unit at once (its finished siblings are cached; a re-run resumes)
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0, "distributed.nanny.pre-spawn-environ": env}):
+    # unit at once (its finished siblings are cached; a re-run resumes).  Worker saturation 1.0: the scheduler
+    # hands a worker a queued unit only when its thread is free (see _submit)
+    settings = {"distributed.scheduler.allowed-failures": 0, "distributed.nanny.pre-spawn-environ": env,
+                "distributed.scheduler.worker-saturation": 1.0}  # fmt: skip
+    with dask.config.set(settings):
         cluster = LocalCluster(
             n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address="127.0.0.1:0",
             silence_logs=logging.ERROR, memory_limit=0,
@@ -282,6 +285,20 @@ def _run_unit(fn: Callable[[Any], Any], item: Any, threads: int, env: dict[str, 
     return fn(item)
 
 
+def _submit(client: Any, key: str, args: tuple, priority: int) -> Any:
+    """``_run_unit(*args)`` as a future, held in the scheduler's queue until a worker thread is free.
+
+    ``client.submit`` would hand the unit to a worker at once (Dask assigns tasks of small groups eagerly), and
+    priorities then only order each worker's own queue: measured on 2 workers, a low-priority unit queued behind a
+    running one started before four higher-priority units of another client.  A task marked as a data producer is
+    "root-ish", so the scheduler queues it and, with ``worker-saturation`` 1.0 (:func:`start`; set it on a cluster of
+    your own too), gives each free thread the highest-priority unit of every notebook's.
+    """
+    from dask._task_spec import Task
+
+    return client.get({key: Task(key, _run_unit, *args, _data_producer=True)}, key, sync=False, priority=priority)
+
+
 def map_units(
     fn: Callable[[Any], Any],
     items: Iterable[Any],
@@ -346,8 +363,7 @@ def map_units(
     base = int(os.environ.get(ENV_PRIORITY) or 0)
     priorities = [base + p for p in priorities]
     futures = [
-        ex.client.submit(_run_unit, fn, item, ex.threads, env, key=f"{desc}-{name}-{os.urandom(4).hex()}", pure=False,
-                         priority=priority)  # fmt: skip
+        _submit(ex.client, f"{desc}-{name}-{os.urandom(4).hex()}", (fn, item, ex.threads, env), priority)
         for name, item, priority in zip(names, items, priorities)
     ]
     by_key = {f.key: name for f, name in zip(futures, names)}

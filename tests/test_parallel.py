@@ -59,6 +59,14 @@ def cached_square(x: int) -> int:
     return int(cached_arrays("squares", {"x": x}, lambda: {"v": np.array(x * x)})["v"])
 
 
+def nap_since(args: tuple[float, float]) -> float:
+    """Sleeps ``args[1]`` seconds; returns when it started, in seconds after ``args[0]``."""
+    t0, secs = args
+    start = time.time() - t0
+    time.sleep(secs)
+    return start
+
+
 @pytest.fixture(scope="module")
 def cluster():
     ex = parallel.start(2)
@@ -224,3 +232,21 @@ def test_benchmark_by_task_on_a_cluster_equals_one_call_and_carries_registered_e
     assert set(units.rows.method) == set(methods)
     pd.testing.assert_frame_equal(one.rows.drop(columns="seconds"), units.rows.drop(columns="seconds"))
     pd.testing.assert_frame_equal(one.skipped, units.skipped)
+
+
+def test_priority_orders_the_units_of_every_notebook_on_the_cluster(on_cluster):
+    """Three 3-s units of a low-priority notebook start first (two run, one waits); four 0.5-s units of a
+    higher-priority notebook submitted next all start before the waiting low one, on both workers.  (Units handed
+    to workers at submission, as ``client.submit`` does, let the waiting low unit start first on its worker.)"""
+    import threading
+
+    t0, low = time.time(), {}
+    th = threading.Thread(target=lambda: low.update(
+        out=parallel.map_units(nap_since, [(t0, 3.0)] * 3, priorities=[0] * 3, progress=False)))  # fmt: skip
+    th.start()
+    time.sleep(1.0)
+    high = parallel.map_units(nap_since, [(t0, 0.5)] * 4, priorities=[100] * 4, progress=False)
+    th.join()
+    first, waiting = sorted(low["out"])[:2], sorted(low["out"])[2]
+    assert max(first) < 1.0  # the two workers took two low units at once
+    assert max(high) < waiting, (low["out"], high)
