@@ -334,7 +334,8 @@ def test_notebook_06_claims_and_lines_from_a_cross_family_result():
     rows = _rows()
     local = rows[(rows.method == "m3") & rows.family.isin(["f1", "f2", "f3"])].assign(method="stacked")
     rows = pd.concat([rows, local])
-    res = leave_one_family_out(rows, reference_accuracy={t: 0.9 for t in rows.task.unique()}, local="stacked")
+    res = leave_one_family_out(rows, reference_accuracy={t: 0.9 for t in rows.task.unique()}, local="stacked",
+                               bootstrap={0.9: rows})  # fmt: skip
     assert families_with(rows, 6) == ["f1", "f2", "f3", "f4"] and families_with(rows, 7) == []
     claims = {c["name"]: c for c in beyond_claims(res, rows)}
     beats = claims["lofo_stacked_beats_every_method"]
@@ -347,6 +348,7 @@ def test_notebook_06_claims_and_lines_from_a_cross_family_result():
     lines = beyond_lines(res, rows)
     assert lines[0].startswith("- Leave one family out: stacked_auto MAE")
     assert any(line.startswith("- Per family, stacked_auto has the lowest") for line in lines)
+    assert not any("nan pp" in line for line in lines)  # widths beside the bootstrap's, which is stacked's
 
 
 def test_notebook_06_coverage_check_counts_match_the_coverage_table():

@@ -193,7 +193,10 @@ def beyond_lines(cross: CrossFamilyResult, rows: pd.DataFrame, *, level: float =
              f"sets (stacked_cross {100 * mae.loc[STACKED, 'overall']:.1f} pp); it beats {int(vs['stacked_better'].sum())} of "
              f"{len(vs)} other methods on their own sets" + (f", not {', '.join(lost)}." if lost else ".")]  # fmt: skip
     wid = cross.width(level)
-    boot = wid.loc[(head, "bootstrap"), "overall"] if (head, "bootstrap") in wid.index else np.nan
+    # the bootstrap intervals are the registered stacked estimator's (stacked_auto is stacked on every set with a
+    # meta-set, which is every set of the default grid)
+    boot_of = head if (head, "bootstrap") in wid.index else LOCAL
+    boot = wid.loc[(boot_of, "bootstrap"), "overall"] if (boot_of, "bootstrap") in wid.index else np.nan
     chk = coverage_check(cross, rows, level=level)
     for kind in KINDS:
         c = chk[chk["interval"] == kind]
@@ -205,7 +208,7 @@ def beyond_lines(cross: CrossFamilyResult, rows: pd.DataFrame, *, level: float =
                      f"{pooled.coverage:.2f} [{pooled.ci95_low:.2f}, {pooled.ci95_high:.2f}] over {pooled.n_sets} sets; "
                      "per family " + ", ".join(f"{r.family} {r.covered}/{r.n_sets}" for r in fams.itertuples())
                      + f"; whole 95 % interval below {level:.0%}: {', '.join(below) or 'none'}; mean width "
-                     f"{100 * wid.loc[(head, kind), 'overall']:.1f} pp (bootstrap {100 * boot:.1f} pp).")  # fmt: skip
+                     f"{100 * wid.loc[(head, kind), 'overall']:.1f} pp (bootstrap of {boot_of}: {100 * boot:.1f} pp).")  # fmt: skip
     vs = stacked_vs_single(cross).drop(index="overall", errors="ignore")
     best = vs.index[vs["singles_beaten"] == vs["singles"]].tolist()
     lost_cbpe = vs.index[vs["cbpe"] < vs["stacked"]].tolist()
