@@ -513,7 +513,7 @@ def test_benchmark_notebook_on_a_generated_dataset(tmp_path):
     )
     assert run.status == "ok", f"cell {run.failed_cell}: {run.error}"
     tasks = pd.read_csv(figures_dir() / "06_benchmark_tasks.csv")
-    assert tasks.task.tolist() == ["byod/my reviews"] and tasks.family.tolist() == ["byod"]
+    assert tasks.task.tolist() == ["byod/my reviews"] and tasks.families.tolist() == ["byod"]
     assert tasks.targets.item() == 3 and tasks.meta_sets.item() == 31
     out = pd.read_csv(figures_dir() / "06_benchmark_rows.csv")
     out = out[out.task == "byod/my reviews"]

@@ -40,7 +40,9 @@ def test_benchmark_reuses_notebook_05s_cached_logits(monkeypatch, tmp_path):
     tasks = producers.digits_tasks(p, directions=["digits->usps"], progress=False)  # what notebook 06 runs
     assert len(calls) == n_05, "notebook 06 recomputed outputs that notebook 05 had cached"
     task = tasks[0]
-    assert task.name == "digits->usps/cnn-seed0" and set(task.targets) == {"usps-histogram", "usps-linear"}
+    heldout = set(frame[(frame.split == "heldout") & (frame.family == "corruption")].set)  # 05's held-out types
+    assert task.name == "digits->usps/cnn-seed0" and set(task.targets) == {"usps-histogram", "usps-linear"} | heldout
+    assert {task.family_of(s) for s in heldout} == {"digit-corruptions"} and task.family_of("usps-linear") == "digits-usps"
     np.testing.assert_array_equal(task.targets["usps-linear"].logits, outputs["cnn-seed0"]["usps-linear"]["logits"])
     assert set(task.meta) == {s for s in frame[frame.split == "fit"].set}
     producers.digits_tasks({**p, "digits_epochs": 2}, directions=["digits->usps"], progress=False)
