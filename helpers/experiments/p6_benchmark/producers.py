@@ -89,14 +89,13 @@ def _build_tasks(
     info: Mapping[str, Any],
     use_features: bool = True,
     set_family: Callable[[Any], str] | None = None,
-    keep_target: Callable[[Any], bool] | None = None,
 ) -> list[ShiftTask]:
     """One ShiftTask per predictor; the partner (agreement) is the next predictor, cyclically.  ``set_family(spec)``
-    names a target's family where it is not ``family``; ``keep_target(spec)`` drops targets of ``target_splits``."""
+    names a target's family where it is not ``family``."""
     names = list(outputs)
     partners = {b: names[(i + 1) % len(names)] for i, b in enumerate(names)} if len(names) > 1 else {}
     meta_specs = [s for s in specs if s.split in meta_splits]
-    target_specs = [s for s in specs if s.split in target_splits and (keep_target is None or keep_target(s))]
+    target_specs = [s for s in specs if s.split in target_splits]
     all_names = ["reference"] + [s.name for s in meta_specs + target_specs]
     tasks = []
     for b in names:
@@ -135,7 +134,7 @@ def _setup_tasks(setup, *, family: str, prefix: str, meta_splits, target_splits,
     specs, out, ref = setup.outputs(splits=(*meta_splits, *target_splits), progress=progress)
     return _build_tasks(family=family, prefix=prefix, specs=specs, outputs=out, ref_outputs=ref, labels=setup.labels,
                         reference_labels=setup.reference_labels, meta_splits=meta_splits, target_splits=target_splits,
-                        info=info, set_family=set_family, keep_target=keep_target)  # fmt: skip
+                        info=info, set_family=set_family)  # fmt: skip
 
 
 def cifar_tasks(p5: Mapping[str, Any], *, progress: bool = True) -> list[ShiftTask]:
