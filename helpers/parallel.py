@@ -44,6 +44,7 @@ import atexit
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
+from numbers import Integral
 from pathlib import Path
 from typing import Any
 
@@ -307,8 +308,9 @@ def map_units(
     desc: str = "units",
     progress: bool = True,
     priorities: Sequence[int] | None = None,
+    after: Sequence[Sequence[int]] | None = None,
 ) -> list[Any]:
-    """``[fn(item) for item in items]``, the items run as independent units on the executor.
+    """``[fn(item) for item in items]``, the items run as units on the executor, each once those it needs are done.
 
     Parameters
     ----------
@@ -327,6 +329,11 @@ def map_units(
         last); default: in the order given.  The runner adds ``$HELPERS_PRIORITY`` (1000 per CPU-minute on the notebook's critical path,
         this one), so the units of a notebook on the way to another go first.  Results are returned in the order
         of ``items`` either way.
+    after : sequence of sequences of int, optional
+        One list per item: the positions of the earlier items it needs (``after[i]`` ⊆ ``range(i)``).  On a
+        cluster a unit is submitted as soon as the units it needs have finished, so that one stage's work starts
+        pair by pair instead of after a barrier (notebook 03: a pair's methods after that pair's shared models).
+        In-process the items run in the order given, which satisfies every ``after``.  Default: no dependencies.
 
     Returns
     -------
@@ -347,6 +354,7 @@ def map_units(
     priorities = list(priorities) if priorities is not None else [0] * len(items)
     if len(priorities) != len(items):
         raise InputValidationError(f"priorities: expected {len(items)} numbers (one per item), got {len(priorities)}")
+    needs = _check_after(after, len(items))
     where = os.environ.get("HELPERS_NOTEBOOK") or "this process"
     ex = None if _on_worker() or len(items) <= 1 else _notebook_executor()
     if ex is None or ex.client is None:
@@ -362,22 +370,50 @@ def map_units(
     env = _unit_env()
     base = int(os.environ.get(ENV_PRIORITY) or 0)
     priorities = [base + p for p in priorities]
-    futures = [
-        _submit(ex.client, f"{desc}-{name}-{os.urandom(4).hex()}", (fn, item, ex.threads, env), priority)
-        for name, item, priority in zip(names, items, priorities)
-    ]
-    by_key = {f.key: name for f, name in zip(futures, names)}
+    futures: list[Any] = [None] * len(items)
+    position: dict[str, int] = {}
+
+    def submit(i: int) -> Any:
+        key = f"{desc}-{names[i]}-{os.urandom(4).hex()}"
+        futures[i] = _submit(ex.client, key, (fn, items[i], ex.threads, env), priorities[i])
+        position[key] = i
+        return futures[i]
+
+    waiting = {i: set(a) for i, a in enumerate(needs) if a}  # units submitted once what they need is done
+    running = as_completed([submit(i) for i in range(len(items)) if i not in waiting])
     try:
-        for fut in tqdm(as_completed(futures), total=len(futures), desc=desc, disable=not progress):
+        for fut in tqdm(running, total=len(items), desc=desc, disable=not progress):
+            done = position[fut.key]
             if fut.status == "error":
                 exc = fut.exception()
                 hint = (" (its worker died: killed or out of memory; finished units are cached, re-run to resume)"
                         if type(exc).__name__ == "KilledWorker" else "")  # fmt: skip
                 raise UnitError(
-                    f"unit {by_key[fut.key]!r} of {where} failed{hint}: {type(exc).__name__}: {exc}"
+                    f"unit {names[done]!r} of {where} failed{hint}: {type(exc).__name__}: {exc}"
                 ) from exc
+            for i in sorted(waiting):
+                waiting[i].discard(done)
+                if not waiting[i]:
+                    del waiting[i]
+                    running.add(submit(i))
     finally:
         for f in futures:
-            if not f.done():
+            if f is not None and not f.done():
                 f.cancel()
     return [f.result() for f in futures]
+
+
+def _check_after(after: Sequence[Sequence[int]] | None, n: int) -> list[list[int]]:
+    """``after`` of :func:`map_units` as lists of earlier positions, else :class:`InputValidationError`."""
+    if after is None:
+        return [[] for _ in range(n)]
+    after = list(after)
+    if len(after) != n:
+        raise InputValidationError(f"after: expected {n} lists (one per item), got {len(after)}")
+    out = []
+    for i, needs in enumerate(after):
+        needs = list(needs)
+        if not all(isinstance(j, Integral) and not isinstance(j, bool) and 0 <= j < i for j in needs):
+            raise InputValidationError(f"after[{i}]: expected positions of earlier items (0..{i - 1}), got {needs}")
+        out.append([int(j) for j in needs])
+    return out

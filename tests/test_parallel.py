@@ -250,3 +250,26 @@ def test_priority_orders_the_units_of_every_notebook_on_the_cluster(on_cluster):
     first, waiting = sorted(low["out"])[:2], sorted(low["out"])[2]
     assert max(first) < 1.0  # the two workers took two low units at once
     assert max(high) < waiting, (low["out"], high)
+
+
+def test_after_starts_each_unit_once_what_it_needs_is_done_without_a_barrier(on_cluster):
+    """Unit 2 needs the 1.5-s unit 0, unit 3 the 0.2-s unit 1: 3 starts after 1 ends but before 0 ends (no
+    barrier between the 'stages'), 2 after 0 ends; results in the order of the items."""
+    t0 = time.time()
+    items = [(t0, 1.5), (t0, 0.2), (t0, 0.1), (t0, 0.1)]
+    start = parallel.map_units(nap_since, items, after=[[], [], [0], [1]], progress=False)
+    assert start[2] >= start[0] + 1.5 and start[3] >= start[1] + 0.2, start
+    assert start[3] < start[0] + 1.5, start
+
+
+@pytest.mark.parametrize(
+    ("after", "match"),
+    [([[]], "after: expected 2 lists"), ([[], [1]], r"after\[1\]: expected positions of earlier items \(0..0\)"),
+     ([[1], []], r"after\[0\]"), ([[], [True]], r"after\[1\]"), ([[], ["0"]], r"after\[1\]")],
+)  # fmt: skip
+def test_after_must_name_earlier_items(monkeypatch, after, match):
+    monkeypatch.setenv("HELPERS_WORKERS", "1")
+    monkeypatch.setattr(parallel, "_NOTEBOOK_EXECUTOR", None)
+    with pytest.raises(InputValidationError, match=match):
+        parallel.map_units(square, [1, 2], after=after, progress=False)
+    assert parallel.map_units(square, [1, 2, 3], after=[[], [0], [0, 1]], progress=False) == [1, 4, 9]

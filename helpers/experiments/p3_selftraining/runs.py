@@ -387,9 +387,11 @@ def precompute(
     two loops on two workers finish in about half the time of one process with two threads.  Stage 1 trains what
     is shared by every target of a source (f, the Ens Avg Conf pool, the T_RI pool) and the DANN h_0 of each pair
     (shared by T_RM and Proxy Risk); stage 2 runs T_RM, T_RI and Proxy Risk of each (pair, f) job and each ablation run
-    (:func:`ablation_jobs`), each a unit.
-    One barrier only, and no training left for the calling kernel: under the runner the kernel would get a third
-    of a core beside two busy workers.  Everything goes to the cache (checkpoints and
+    (:func:`ablation_jobs`), each a unit that starts once its pair's stage-1 models are trained (``after`` of
+    :func:`helpers.parallel.map_units`: no barrier between the stages, so a worker that falls free as stage 1 runs
+    out takes a pair's methods rather than another notebook's long unit).  No training is left for the calling
+    kernel: under the runner the kernel would get a third of a core beside two busy workers.  Everything goes to
+    the cache (checkpoints and
     :func:`helpers.cache.cached_arrays`), so afterwards :func:`evaluate_pair` and the ablation table in the calling
     process read it back, and an interrupted run keeps every job it finished.  ``workers == 1`` runs the same
     stages in this process; otherwise the units go to :func:`helpers.parallel.map_units` (the runner's cluster, or a
@@ -398,37 +400,43 @@ def precompute(
     from helpers.parallel import map_units
     from helpers.progress import tqdm
 
-    shared, seen = [], set()
+    shared: dict[tuple, tuple] = {}  # stage-1 key -> (what, name, job): each shared model trained by one unit
+    needs: dict[tuple, list[tuple]] = {}  # (pair, cfg, arch) -> the stage-1 keys its stage-2 units read
     for pair, cfg, arch in [*jobs, *((p, c, o.get("arch", "typical")) for p, c, o in ablations)]:
         wanted = [
             ("f", arch, pair.source_key),
             ("pool", arch, pair.source_key),
             ("pool", "dann", pair.source_key),
+            ("h0", "dann", pair.key),
         ]
-        wanted.append(("h0", "dann", pair.key))
+        job_id = (pair.key, repr(cfg), arch)
         for what, a, data_key in wanted:
             # a pool trained member after member is one unit per member, so that the workers share it
             parts = [[s] for s in _pool_seeds(cfg, a)] if what == "pool" and _trained_one_by_one(pair, cfg, a) else [None]
             for seeds in parts:
                 key = (what, a, data_key, repr(cfg), None if seeds is None else tuple(seeds))
-                if key not in seen:  # each shared model is trained by exactly one unit
-                    seen.add(key)
+                needs.setdefault(job_id, []).append(key)
+                if key not in shared:
                     name = f"{what} {a} {data_key}" + ("" if seeds is None else f" s{seeds[0]}")
-                    shared.append((what, name, (_train_shared_model, (pair, cfg, what, a, seeds))))
+                    shared[key] = (what, name, (_train_shared_model, (pair, cfg, what, a, seeds)))
     order = {"h0": 0, "pool": 1, "f": 2}  # longest first
-    stage1 = [(n, job) for what, n, job in sorted(shared, key=lambda t: order[t[0]])]
+    stage1 = sorted(shared, key=lambda k: order[shared[k][0]])
+    position = {key: i for i, key in enumerate(stage1)}
+    units = [(shared[k][1], shared[k][2], []) for k in stage1]
     # stage 2: each method of each (pair, f) job its own unit (T_RM, the longest, first; the baselines they share
-    # are computed by the first unit that needs them, once per key), then the ablation runs
+    # are computed by the first unit that needs them, once per key), then the ablation runs; each starts once its
+    # pair's shared models are trained, not after the whole of stage 1
     runs = [(pair, cfg, m, {"arch": arch}) for m in ("rm", "ri", "proxy") for pair, cfg, arch in jobs]
     runs += [(pair, cfg, o["method"], {k: v for k, v in o.items() if k != "method"}) for pair, cfg, o in ablations]
-    stage2 = [(f"{pair.key} {m} {o}", (_method_quietly, (pair, cfg, m, o))) for pair, cfg, m, o in runs]
-    for name, stage in (("shared models", stage1), ("pairs", stage2)):
-        # a stage starts when the one it depends on has finished
-        if workers == 1:
-            for _, job in tqdm(stage, desc=name, disable=not progress):
-                _call(job)
-        else:
-            map_units(_call, [job for _, job in stage], names=[n for n, _ in stage], desc=name, progress=progress)
+    for pair, cfg, m, o in runs:
+        after = sorted({position[k] for k in needs[(pair.key, repr(cfg), o.get("arch", "typical"))]})
+        units.append((f"{pair.key} {m} {o}", (_method_quietly, (pair, cfg, m, o)), after))
+    if workers == 1:  # in order: every pair's shared models before its methods
+        for _, job, _ in tqdm(units, desc="self-training units", disable=not progress):
+            _call(job)
+    else:
+        map_units(_call, [job for _, job, _ in units], names=[n for n, _, _ in units], desc="self-training units",
+                  after=[a for _, _, a in units], progress=progress)  # fmt: skip
 
 
 def evaluate_pair(
