@@ -125,6 +125,28 @@ def test_precompute_in_worker_processes_fills_the_cache(monkeypatch):
             assert len(res) == len(ex.METHODS)
 
 
+def test_precompute_starts_a_pairs_methods_after_that_pairs_shared_models_only(monkeypatch):
+    """No barrier between the stages: each method unit waits for its own pair's f, pools and h_0 (by name), not for
+    the other pair's h_0; the shared models wait for nothing."""
+    import helpers.parallel
+
+    seen = {}
+    monkeypatch.setattr(helpers.parallel, "map_units", lambda fn, items, **kw: seen.update(kw))
+    pairs = [_pair(), _pair(seed=1)]
+    pairs[1].target = "c"
+    ex.precompute([(p, CFG, "typical") for p in pairs], workers=2, progress=False)
+    names, after = seen["names"], seen["after"]
+    shared = [i for i, n in enumerate(names) if not n.startswith(tuple(p.key for p in pairs))]
+    assert all(after[i] == [] for i in shared) and shared == list(range(len(shared)))
+    for pair, other in (pairs, pairs[::-1]):
+        for m in ("rm", "ri", "proxy"):
+            (i,) = [i for i, n in enumerate(names) if n.startswith(f"{pair.key} {m} ")]
+            needed = {names[j] for j in after[i]}
+            assert f"h0 dann {pair.key}" in needed and f"h0 dann {other.key}" not in needed, needed
+            assert {f"f typical {pair.source_key}", f"pool dann {pair.source_key}"} <= needed
+            assert any(n.startswith(f"pool typical {pair.source_key}") for n in needed)
+
+
 def test_ablation_runs_are_units_too(monkeypatch):
     """precompute's ``ablations`` leave every Figure-2 run in the cache, so the ablation table in the kernel trains
     nothing; runs equal to the main run are not listed twice."""
