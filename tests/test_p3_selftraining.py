@@ -192,9 +192,9 @@ def test_pools_trained_member_after_member_are_one_unit_per_member(monkeypatch):
     monkeypatch.setattr(helpers.training.members, "VECTORISE_MAX_PARAMETERS", 10)
     units = []
 
-    def serial_map(fn, items, *, names=None, **_):
+    def serial_map(fn, items, *, names=None, common=None, **_):
         units.extend(names or [])
-        return [fn(i) for i in items]
+        return [fn(i, common) for i in items]
 
     monkeypatch.setattr(helpers.parallel, "map_units", serial_map)
     pair, cfg = _pair(), RunConfig(**{**CFG.key(), "num_models": 3, "ens_size": 2})

@@ -273,3 +273,35 @@ def test_after_must_name_earlier_items(monkeypatch, after, match):
     with pytest.raises(InputValidationError, match=match):
         parallel.map_units(square, [1, 2], after=after, progress=False)
     assert parallel.map_units(square, [1, 2, 3], after=[[], [0], [0, 1]], progress=False) == [1, 4, 9]
+
+
+class Counted:
+    """An object that counts how often this process pickles it."""
+
+    pickled = 0
+
+    def __init__(self, data):
+        self.data = data
+
+    def __reduce__(self):
+        Counted.pickled += 1
+        return (Counted, (self.data,))
+
+
+def plus_sum(item: int, common: Counted) -> int:
+    return item + int(common.data.sum())
+
+
+def test_common_object_goes_to_the_cluster_once_not_inside_every_unit(on_cluster):
+    """``common`` is scattered once and every unit gets it: pickled once for 6 units (inside each unit's task it
+    would be pickled 6 times: 03's full profile ran out of memory that way)."""
+    Counted.pickled = 0
+    out = parallel.map_units(plus_sum, list(range(6)), common=Counted(np.arange(1000)), progress=False)
+    assert out == [i + 499500 for i in range(6)]
+    assert Counted.pickled < 6, Counted.pickled
+
+
+def test_common_object_in_process(monkeypatch):
+    monkeypatch.setenv("HELPERS_WORKERS", "1")
+    monkeypatch.setattr(parallel, "_NOTEBOOK_EXECUTOR", None)
+    assert parallel.map_units(plus_sum, [1, 2], common=Counted(np.arange(3)), progress=False) == [4, 5]

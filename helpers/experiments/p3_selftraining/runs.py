@@ -346,9 +346,11 @@ def _method_quietly(pair: DomainPair, cfg: RunConfig, method: str, overrides: di
         pair_self_training(pair, cfg, method=method, **overrides)
 
 
-def _call(job: tuple[Callable[..., None], tuple]) -> None:
-    fn, args = job
-    fn(*args)
+def _call(job: tuple[Callable[..., None], tuple], pairs: dict[str, DomainPair]) -> None:
+    """Run ``fn(pair, *rest)`` of ``job = (fn, (pair_key, *rest))`` with the pair looked up in ``pairs`` (the units
+    carry the key; the pairs travel to each worker once, :func:`helpers.parallel.map_units`'s ``common``)."""
+    fn, (pair_key, *rest) = job
+    fn(pairs[pair_key], *rest)
 
 
 def ablation_jobs(
@@ -418,7 +420,7 @@ def precompute(
                 needs.setdefault(job_id, []).append(key)
                 if key not in shared:
                     name = f"{what} {a} {data_key}" + ("" if seeds is None else f" s{seeds[0]}")
-                    shared[key] = (what, name, (_train_shared_model, (pair, cfg, what, a, seeds)))
+                    shared[key] = (what, name, (_train_shared_model, (pair.key, cfg, what, a, seeds)))
     order = {"h0": 0, "pool": 1, "f": 2}  # longest first
     stage1 = sorted(shared, key=lambda k: order[shared[k][0]])
     position = {key: i for i, key in enumerate(stage1)}
@@ -430,13 +432,14 @@ def precompute(
     runs += [(pair, cfg, o["method"], {k: v for k, v in o.items() if k != "method"}) for pair, cfg, o in ablations]
     for pair, cfg, m, o in runs:
         after = sorted({position[k] for k in needs[(pair.key, repr(cfg), o.get("arch", "typical"))]})
-        units.append((f"{pair.key} {m} {o}", (_method_quietly, (pair, cfg, m, o)), after))
+        units.append((f"{pair.key} {m} {o}", (_method_quietly, (pair.key, cfg, m, o)), after))
+    pairs = {p.key: p for p, _, _ in [*jobs, *ablations]}
     if workers == 1:  # in order: every pair's shared models before its methods
         for _, job, _ in tqdm(units, desc="self-training units", disable=not progress):
-            _call(job)
+            _call(job, pairs)
     else:
         map_units(_call, [job for _, job, _ in units], names=[n for n, _, _ in units], desc="self-training units",
-                  after=[a for _, _, a in units], progress=progress)  # fmt: skip
+                  after=[a for _, _, a in units], progress=progress, common=pairs)  # fmt: skip
 
 
 def evaluate_pair(
