@@ -20,6 +20,7 @@ from helpers.estimators import (
     conformal_intervals,
     conformal_quantile,
     conformal_radius,
+    disagreement_scale,
     get_estimator,
     pooled_conformal_quantile,
 )
@@ -247,6 +248,17 @@ def test_stacked_estimator_contract_benchmark_and_conformal():
     assert wrap.calibration_["estimate"] == pytest.approx(wrap.estimator_.cross_fitted_)
 
 
+def test_disagreement_scale_by_hand_and_bad_input():
+    # population std of each row (set) across the columns (estimators), plus the floor
+    s = disagreement_scale([[0.5, 0.7], [0.6, 0.6], [0.2, 0.5]], floor=0.02)
+    assert s == pytest.approx([0.12, 0.02, 0.17])
+    for bad, match in (([0.5, 0.7], "2-D"), ([[0.5], [0.6]], "at least 2"), ([[0.5, np.nan]], "finite")):
+        with pytest.raises(InputValidationError, match=match):
+            disagreement_scale(bad)
+    with pytest.raises(InputValidationError, match="floor"):
+        disagreement_scale([[0.5, 0.7]], floor=0)
+
+
 # ------------------------------------------------------------------------------------ leave one family out
 def _rows():
     rng = np.random.default_rng(3)
@@ -269,7 +281,8 @@ def test_leave_one_family_out_tables():
     assert set(mae.index) == {"m1", "m2", "m3", "stacked_cross"} and mae.loc["stacked_cross", "n_sets"] == 24
     assert len(res.weights) == 4 and set(res.weights["held_out"]) == {"f1", "f2", "f3", "f4"}
     cov = res.coverage(0.9)
-    assert {"conformal", "conformal_drop", "conformal_pooled"} <= set(cov.index.get_level_values("interval"))
+    kinds = {"conformal", "conformal_drop", "conformal_pooled", "conformal_spread"}
+    assert kinds <= set(cov.index.get_level_values("interval"))
     assert ("m1", "bootstrap") in res.coverage(0.95).index
     # m1's conformal radius on held-out f1 comes from f2-f4's errors only
     iv = res.intervals
@@ -286,6 +299,19 @@ def test_leave_one_family_out_tables():
         pooled_conformal_quantile(err, other["family"].to_numpy(), 0.9)
     )
     assert r["radius"].iloc[0] == pytest.approx(np.sort(err)[math.ceil(0.9 * 18) - 1])
+    # the spread kind scales by the std of the three stacked methods' estimates on each set (+ 0.02): its radius is
+    # the conformal quantile of |error| / s on f2-f4, and a held-out set's half-width is radius * s of that set
+    wide = rows.pivot_table(index=["family", "set"], columns="method", values="estimate")
+    s = wide.std(axis=1, ddof=0) + 0.02
+    r = iv[(iv.method == "m1") & (iv.family == "f1") & (iv.interval == "conformal_spread") & (iv.level == 0.9)]
+    q = conformal_radius(other["estimate"], other["true_accuracy"], level=0.9,
+                         scales=s.loc[list(zip(other["family"], other["set"]))].to_numpy())  # fmt: skip
+    assert r["radius"].iloc[0] == pytest.approx(q)
+    inside = (r["lower"] > 0) & (r["upper"] < 1)
+    half = (r["upper"] - r["lower"]) / 2
+    assert inside.any() and half[inside].to_numpy() == pytest.approx(
+        q * s.loc[[("f1", x) for x in r.loc[inside, "set"]]].to_numpy()
+    )
     assert res.plot(level=0.9) is not None
 
 
@@ -329,7 +355,13 @@ def test_leave_one_family_out_bad_input():
 
 
 def test_notebook_06_claims_and_lines_from_a_cross_family_result():
-    from helpers.experiments.p6_benchmark.beyond import beyond_claims, beyond_lines, families_with
+    from helpers.experiments.p6_benchmark.beyond import (
+        beyond_claims,
+        beyond_lines,
+        coverage_width_curve,
+        families_with,
+        width_at_coverage,
+    )
 
     rows = _rows()
     local = rows[(rows.method == "m3") & rows.family.isin(["f1", "f2", "f3"])].assign(method="stacked")
@@ -340,11 +372,16 @@ def test_notebook_06_claims_and_lines_from_a_cross_family_result():
     claims = {c["name"]: c for c in beyond_claims(res, rows)}
     beats = claims["lofo_stacked_beats_every_method"]
     assert beats["method"] == "stacked_auto" and beats["unit"] == "methods beaten of 3"  # m1, m2, m3
-    for kind in ("conformal", "conformal_drop", "conformal_pooled"):  # the pre-registered claims (a) and (b)
+    for kind in ("conformal", "conformal_drop", "conformal_pooled", "conformal_spread"):  # claims (a) and (b)
         pooled, below = claims[f"lofo_{kind}_pooled_coverage"], claims[f"lofo_{kind}_families_below_nominal"]
         assert 0 <= pooled["value"] <= 1 and pooled["passed"] == (pooled["value"] >= 0.85)
         assert below["unit"] == "families of 4" and below["passed"] == (below["value"] == 0)
     assert "lofo_conformal_min_coverage" not in claims  # the old "every family >= .85" claim is gone
+    # item 4: with only levels 0.9 and 0.95 a curve may not bracket pooled coverage .90: then undecided (None)
+    narrow = claims["lofo_conformal_spread_width_at_equal_coverage"]
+    w = width_at_coverage(coverage_width_curve(res, rows))
+    decided = np.isfinite(w["conformal_spread"]) and np.isfinite(w["conformal"])
+    assert narrow["passed"] == (bool(w["conformal_spread"] < w["conformal"]) if decided else None)
     lines = beyond_lines(res, rows)
     assert lines[0].startswith("- Leave one family out: stacked_auto MAE")
     assert any(line.startswith("- Per family, stacked_auto has the lowest") for line in lines)
@@ -363,16 +400,15 @@ def test_notebook_06_coverage_check_counts_match_the_coverage_table():
     res = leave_one_family_out(rows, reference_accuracy={t: 0.9 for t in rows.task.unique()})
     chk = coverage_check(res, rows, level=0.9)
     fam = chk[chk.family != "all"]
-    assert (
-        set(fam.interval) == {"conformal", "conformal_drop", "conformal_pooled"} and (fam.n_sets == 6).all()
-    )
+    assert set(fam.interval) == {"conformal", "conformal_drop", "conformal_pooled", "conformal_spread"}
+    assert (fam.n_sets == 6).all()
     cov = res.coverage(0.9)
     for r in fam.itertuples():  # the counts are the coverage table's fractions of 6 sets
         assert r.covered / 6 == pytest.approx(cov.loc[("stacked_cross", r.interval), r.family])
         assert r.ci95_low <= r.coverage <= r.ci95_high
         assert r.below_nominal == (r.covered <= 3)  # 3 of 6 and fewer: the whole interval is below 0.90
     every = chk[chk.family == "all"].set_index("interval")
-    assert len(every) == 3 and (every.n_sets == 24).all()
+    assert len(every) == 4 and (every.n_sets == 24).all()
     assert (every.covered == fam.groupby("interval").covered.sum()).all()
     assert any("pooled coverage" in line for line in beyond_lines(res, rows))
     few = rows[
@@ -385,3 +421,18 @@ def test_notebook_06_coverage_check_counts_match_the_coverage_table():
         "method",
         "interval",
     ]
+
+
+def test_width_at_equal_coverage_interpolates_between_the_bracketing_levels():
+    """Coverages .80, .85, .95 at widths .10, .12, .20: at .90 the width is .12 + (.05 / .10) * .08 = .16; a curve
+    that never reaches the target, or starts above it, gives NaN; an exact hit gives that level's width."""
+    from helpers.experiments.p6_benchmark.beyond import width_at_coverage
+
+    def curve(kind, cov, wid):
+        return pd.DataFrame({"interval": kind, "level": [0.8, 0.85, 0.9], "pooled_coverage": cov, "mean_width": wid})
+
+    c = pd.concat([curve("a", [0.80, 0.85, 0.95], [0.10, 0.12, 0.20]), curve("low", [0.5, 0.6, 0.7], [0.1, 0.2, 0.3]),
+                   curve("high", [0.92, 0.95, 0.97], [0.1, 0.2, 0.3]), curve("hit", [0.8, 0.9, 0.95], [0.1, 0.13, 0.2])])  # fmt: skip
+    w = width_at_coverage(c, 0.9)
+    assert w["a"] == pytest.approx(0.16) and w["hit"] == pytest.approx(0.13)
+    assert np.isnan(w["low"]) and np.isnan(w["high"])

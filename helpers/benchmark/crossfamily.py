@@ -11,7 +11,9 @@ labelled sets to
   absolute errors there (for the stacked estimator: its inner out-of-fold errors), plain and scaled by the
   label-free difficulty ``|estimate − reference accuracy| + floor`` when reference accuracies are given, and
   CDF-pooled (``conformal_pooled``: every calibration family weighs alike, Dunn et al. 2023; see
-  :mod:`helpers.estimators.conformal`), and measure coverage and width on the held-out family.
+  :mod:`helpers.estimators.conformal`), and scaled by the disagreement of the stacked single methods
+  (``conformal_spread``: ``s = std_j(â_j) + floor`` on the set, :func:`~helpers.estimators.disagreement_scale`),
+  and measure coverage and width on the held-out family.
 
 This is the honest test of the conformal guarantee: families are *not* exchangeable with each other, so coverage
 below the level on a held-out family is the price of a shift unlike the calibration shifts.  Bootstrap intervals
@@ -28,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from helpers.errors import InputValidationError
-from helpers.estimators import StackedRegression, conformal_radius, difficulty_scale
+from helpers.estimators import StackedRegression, conformal_radius, difficulty_scale, disagreement_scale
 from helpers.estimators.stacking import DEFAULT_ALPHAS
 
 __all__ = ["CrossFamilyResult", "leave_one_family_out", "STACKED", "STACKED_AUTO"]
@@ -37,6 +39,8 @@ STACKED = "stacked_cross"
 STACKED_AUTO = "stacked_auto"
 _KEY = ["task", "family", "set"]
 _NEEDED = {"task", "family", "set", "method", "estimate", "true_accuracy"}
+_INTERVAL_COLUMNS = _KEY + ["method", "interval", "level", "estimate", "true_accuracy", "lower", "upper", "covered",
+                            "width", "radius", "n_calibration"]  # fmt: skip
 
 
 @dataclass
@@ -48,8 +52,8 @@ class CrossFamilyResult:
     predictions : DataFrame
         task, family, set, method, estimate, true_accuracy, abs_error (stacked = held-out prediction).
     intervals : DataFrame
-        task, family, set, method, interval ("bootstrap", "conformal", "conformal_drop", "conformal_pooled"),
-        level, lower, upper,
+        task, family, set, method, interval ("bootstrap", "conformal", "conformal_drop", "conformal_pooled",
+        "conformal_spread"), level, lower, upper,
         covered, width, radius, n_calibration.
     weights : DataFrame
         Per held-out family: the chosen alpha, intercept, inner CV MAE and the weight of every stacked method.
@@ -156,41 +160,49 @@ def _stack_features(wide: pd.DataFrame, stack_methods: Sequence[str] | None) -> 
 
 
 def _interval_rows(
-    test: pd.DataFrame, cal_est, cal_true, *, method, levels, ref_acc, cal_ref, floor, cal_groups
-) -> list[dict]:
+    test: pd.DataFrame, cal_est, cal_true, *, method, levels, ref_acc, cal_ref, floor, cal_groups, spread, cal_keys
+) -> list[pd.DataFrame]:
     """Conformal interval rows for ``test`` (columns of _KEY + estimate + true_accuracy + task); ``cal_groups``
-    is the family of every calibration set (for the pooled kind)."""
-    out = []
+    is the family of every calibration set (for the pooled kind), ``cal_keys`` their (task, family, set) keys into
+    ``spread``, the disagreement scale of every set (for the spread kind)."""
     kinds: list[tuple[str, Any, Any, Any]] = [("conformal", None, None, None)]
     if ref_acc is not None:
         kinds.append(("conformal_drop", difficulty_scale(cal_est, cal_ref, floor=floor),
                       difficulty_scale(test["estimate"].to_numpy(), test["task"].map(ref_acc).to_numpy(), floor=floor),
                       None))  # fmt: skip
     kinds.append(("conformal_pooled", None, None, np.asarray(cal_groups)))
+    kinds.append(("conformal_spread", spread.loc[cal_keys].to_numpy(),
+                  spread.loc[pd.MultiIndex.from_frame(test[_KEY])].to_numpy(), None))  # fmt: skip
+    est, truth = test["estimate"].to_numpy(np.float64), test["true_accuracy"].to_numpy(np.float64)
+    blocks = []  # one block of len(test) rows per (kind, level), built with numpy and framed once at the end
     for kind, cal_s, test_s, groups in kinds:
+        s = np.ones(len(test)) if test_s is None else test_s
         for level in levels:
             q = conformal_radius(cal_est, cal_true, level=level, scales=cal_s, groups=groups)
-            s = np.ones(len(test)) if test_s is None else test_s
-            lo = np.clip(test["estimate"].to_numpy() - q * s, 0, 1)
-            hi = np.clip(test["estimate"].to_numpy() + q * s, 0, 1)
-            for (_, r), a, b in zip(test.iterrows(), lo, hi):
-                out.append({**{c: r[c] for c in _KEY}, "method": method, "interval": kind, "level": level,
-                            "estimate": r["estimate"], "true_accuracy": r["true_accuracy"], "lower": a, "upper": b,
-                            "covered": bool(a <= r["true_accuracy"] <= b), "width": b - a, "radius": q,
-                            "n_calibration": len(cal_est)})  # fmt: skip
-    return out
+            lo, hi = np.clip(est - q * s, 0, 1), np.clip(est + q * s, 0, 1)
+            blocks.append({"interval": kind, "level": level, "lower": lo, "upper": hi, "radius": q})
+    n = len(blocks)
+    cols = {c: np.tile(test[c].to_numpy(), n) for c in _KEY}
+    cols.update(method=method, interval=np.repeat([b["interval"] for b in blocks], len(test)),
+                level=np.repeat([float(b["level"]) for b in blocks], len(test)), estimate=np.tile(est, n),
+                true_accuracy=np.tile(truth, n), lower=np.concatenate([b["lower"] for b in blocks]),
+                upper=np.concatenate([b["upper"] for b in blocks]))  # fmt: skip
+    cols.update(covered=(cols["lower"] <= cols["true_accuracy"]) & (cols["true_accuracy"] <= cols["upper"]),
+                width=cols["upper"] - cols["lower"], radius=np.repeat([b["radius"] for b in blocks], len(test)),
+                n_calibration=len(cal_est))  # fmt: skip
+    return [pd.DataFrame(cols)]
 
 
-def _bootstrap_rows(bootstrap: Mapping[float, pd.DataFrame]) -> list[dict]:
+def _bootstrap_rows(bootstrap: Mapping[float, pd.DataFrame]) -> list[pd.DataFrame]:
     out = []
     for level, b in bootstrap.items():
         b = _check_rows(b, f"bootstrap[{level}]")
         b = b[np.isfinite(b["lower"].astype(float)) & np.isfinite(b["upper"].astype(float))]
-        for r in b.itertuples(index=False):
-            out.append({"task": r.task, "family": r.family, "set": r.set, "method": r.method, "interval": "bootstrap",
-                        "level": float(level), "estimate": r.estimate, "true_accuracy": r.true_accuracy,
-                        "lower": r.lower, "upper": r.upper, "covered": bool(r.lower <= r.true_accuracy <= r.upper),
-                        "width": r.upper - r.lower, "radius": np.nan, "n_calibration": 0})  # fmt: skip
+        lo, hi, truth = (b[c].to_numpy(np.float64) for c in ("lower", "upper", "true_accuracy"))
+        out.append(b[_KEY + ["method"]].reset_index(drop=True).assign(
+            interval="bootstrap", level=float(level), estimate=b["estimate"].to_numpy(np.float64), true_accuracy=truth,
+            lower=lo, upper=hi, covered=(lo <= truth) & (truth <= hi), width=hi - lo, radius=np.nan, n_calibration=0,
+        ))  # fmt: skip
     return out
 
 
@@ -215,13 +227,14 @@ def leave_one_family_out(
     reference_accuracy : mapping task -> accuracy (fraction), optional
         The labelled reference accuracy of every task; enables the difficulty-scaled (``conformal_drop``) intervals.
     stack_methods : sequence of str, optional
-        Methods whose estimates are the stacking features; default: every method with an estimate on every set.
+        Methods whose estimates are the stacking features (and whose spread on a set is its disagreement scale);
+        default: every method with an estimate on every set.
     levels : sequence of float
         Conformal levels.
     alphas : sequence of float
         Ridge penalties for the stacked estimator's inner cross-validation.
     floor : float
-        Floor of the difficulty scale (fraction).
+        Floor of the difficulty and disagreement scales (fraction).
     bootstrap : mapping level -> rows, optional
         Benchmark rows whose ``lower``/``upper`` are bootstrap intervals at that level, to compare against.
     local : str, optional
@@ -258,6 +271,7 @@ def leave_one_family_out(
             f"local: {local!r} is not a method of rows; expected one of {sorted(wide.columns)}"
         )
     feats = _stack_features(wide.drop(columns=[local]) if local else wide, stack_methods)
+    spread = pd.Series(disagreement_scale(wide[feats].to_numpy(), floor=floor), index=wide.index)
     fam = wide.index.get_level_values("family").to_numpy()
     x, y = wide[feats].to_numpy(), truth.to_numpy()
     preds = [r[_KEY + ["method", "estimate", "true_accuracy"]]]
@@ -271,10 +285,10 @@ def leave_one_family_out(
         weights.append({"held_out": held, "alpha": reg.alpha_, "intercept": reg.intercept_,
                         "inner_cv_mae": reg.cv_mae_[reg.alpha_], **dict(zip(feats, reg.coef_))})  # fmt: skip
         cal_tasks = wide.index[train].get_level_values("task")
-        common = dict(levels=levels, ref_acc=reference_accuracy, floor=floor)
+        common = dict(levels=levels, ref_acc=reference_accuracy, floor=floor, spread=spread)
         cal_ref = None if reference_accuracy is None else np.array([reference_accuracy[t] for t in cal_tasks])
         intervals += _interval_rows(stacked, reg.oof_, y[train], method=STACKED, cal_ref=cal_ref,
-                                    cal_groups=fam[train], **common)  # fmt: skip
+                                    cal_groups=fam[train], cal_keys=wide.index[train], **common)  # fmt: skip
         if local is not None:
             own = wide[local].to_numpy()
             auto = stacked.assign(
@@ -285,20 +299,21 @@ def leave_one_family_out(
             # (the local method's errors on the other families' sets where it ran; stacked_cross's inner
             # out-of-fold errors for the fallback), since the two predictors' errors are not exchangeable
             is_local, cal_local = np.isfinite(own[test]), np.isfinite(own[train])
-            for part, cal_est, cal_true, ref_part, groups in (
+            for part, cal_est, cal_true, ref_part, groups, keys in (
                 (
                     is_local,
                     own[train][cal_local],
                     y[train][cal_local],
                     None if cal_ref is None else cal_ref[cal_local],
                     fam[train][cal_local],
+                    wide.index[train][cal_local],
                 ),
-                (~is_local, reg.oof_, y[train], cal_ref, fam[train]),
+                (~is_local, reg.oof_, y[train], cal_ref, fam[train], wide.index[train]),
             ):
                 if part.any() and len(cal_est) >= min_calibration:
                     intervals += _interval_rows(
                         auto[part], cal_est, cal_true, method=STACKED_AUTO, cal_ref=ref_part, cal_groups=groups,
-                        **common,
+                        cal_keys=keys, **common,
                     )  # fmt: skip
         for method, g in r.groupby("method"):
             cal, tst = g[g["family"] != held], g[g["family"] == held]
@@ -307,9 +322,10 @@ def leave_one_family_out(
             cal_ref_m = None if reference_accuracy is None else cal["task"].map(reference_accuracy).to_numpy()
             intervals += _interval_rows(tst, cal["estimate"].to_numpy(), cal["true_accuracy"].to_numpy(),
                                         method=method, cal_ref=cal_ref_m, cal_groups=cal["family"].to_numpy(),
-                                        **common)  # fmt: skip
+                                        cal_keys=pd.MultiIndex.from_frame(cal[_KEY]), **common)  # fmt: skip
     if bootstrap:
         intervals += _bootstrap_rows(bootstrap)
     p = pd.concat(preds, ignore_index=True)
     p["abs_error"] = (p["estimate"] - p["true_accuracy"]).abs()
-    return CrossFamilyResult(p, pd.DataFrame(intervals), pd.DataFrame(weights))
+    iv = pd.concat(intervals, ignore_index=True) if intervals else pd.DataFrame(columns=_INTERVAL_COLUMNS)
+    return CrossFamilyResult(p, iv, pd.DataFrame(weights))

@@ -83,6 +83,7 @@ from helpers.estimators.conformal import (
     conformal_quantile,
     conformal_radius,
     difficulty_scale,
+    disagreement_scale,
     pooled_conformal_quantile,
 )
 from helpers.estimators.cot import COT, cot_error, label_distribution
@@ -174,6 +175,7 @@ __all__ = [
     "pooled_conformal_quantile",
     "conformal_intervals",
     "difficulty_scale",
+    "disagreement_scale",
     "StackedEstimator",
     "StackedRegression",
     "STACK_METHODS",

@@ -14,7 +14,9 @@ Method (split conformal prediction, Vovk et al. 2005; Lei et al. 2018, Sec. 2.2)
 
 ``s_i`` is 1 (plain, the default) or a label-free *difficulty* of the set (normalised conformal, Lei et al. 2018,
 Sec. 5.2): ``scale="drop"`` uses ``s = |â − acc_ref| + floor``, the drop from the reference accuracy that the
-estimator itself predicts, so that mild shifts get narrow intervals and large ones wide intervals.
+estimator itself predicts, so that mild shifts get narrow intervals and large ones wide intervals;
+:func:`disagreement_scale` gives ``s = std_j(â_j) + floor``, the spread of several estimators' estimates on the set
+(their disagreement), which needs no reference accuracy.
 
 Validity, and what it does not promise
 --------------------------------------
@@ -57,6 +59,7 @@ __all__ = [
     "conformal_radius",
     "conformal_intervals",
     "difficulty_scale",
+    "disagreement_scale",
     "ShiftConformal",
 ]
 
@@ -133,6 +136,33 @@ def difficulty_scale(estimates: Any, reference_accuracy: Any, *, floor: float = 
     if not np.isfinite(floor) or floor <= 0:
         raise InputValidationError(f"floor: expected a positive fraction, got {floor!r}")
     return np.abs(a - np.asarray(reference_accuracy, dtype=np.float64)) + floor
+
+
+def disagreement_scale(estimates: Any, *, floor: float = 0.02) -> np.ndarray:
+    """Label-free difficulty ``s_i = sqrt(mean_j (â_ij − mean_j â_ij)²) + floor`` of every set i: the population
+    standard deviation of J estimators' accuracy estimates on the set (fractions), plus a floor.
+
+    Parameters
+    ----------
+    estimates : array of shape (n_sets, n_estimators)
+        One row per set, one column per estimator; finite fractions.
+    floor : float
+        Positive fraction added so that sets where the estimators agree keep a non-zero interval.
+
+    Returns
+    -------
+    ndarray of shape (n_sets,)
+    """
+    a = np.asarray(estimates, dtype=np.float64)
+    if a.ndim != 2 or a.shape[1] < 2:
+        raise InputValidationError(
+            f"estimates: expected a 2-D array (sets x estimators) with at least 2 estimators, got shape {a.shape}"
+        )
+    if not np.isfinite(a).all():
+        raise InputValidationError("estimates: expected finite values (every estimator on every set), got NaN or inf")
+    if not np.isfinite(floor) or floor <= 0:
+        raise InputValidationError(f"floor: expected a positive fraction, got {floor!r}")
+    return a.std(axis=1) + floor
 
 
 def _check_scale_vector(scales: Any, name: str, m: int) -> np.ndarray:

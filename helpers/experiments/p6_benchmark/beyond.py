@@ -21,7 +21,11 @@ Protocol (fixed before the numbers were seen, except where marked)
 * Conformal intervals: split-conformal radius of each method's absolute errors on the other families' sets, plain
   and scaled by ``|estimate − reference accuracy| + 0.02``, at each level; bootstrap intervals from section 2.
   ``conformal_pooled`` (CDF pooling: every calibration family weighs alike) was added after the plain intervals
-  were seen to under-cover the small families; all three kinds are reported.
+  were seen to under-cover the small families; all three kinds are reported.  ``conformal_spread`` (radius scaled
+  by the standard deviation of the stacked single methods' estimates on the set + 0.02) was pre-registered with its
+  comparison (#43 item 4, ``docs/reproductions/benchmark.md``) before it was built: against the fixed radius, the
+  mean width at equal pooled coverage .90, read off each variant's curve of pooled coverage and mean width over
+  the nominal levels :data:`CURVE_LEVELS` by linear interpolation (:func:`width_at_coverage`).
 * Amazon family (notebook parameter ``amazon_pairs_list``): all 12 ordered pairs of the four domains, as paper 3
   (App. C, "12 different training-test dataset pairs"); earlier runs used a 5-pair budget subset (the source
   models are shared across targets, so the other 7 cost inference only).  This change was made after the 5-pair
@@ -46,10 +50,14 @@ __all__ = [
     "FAMILIES",
     "DROPPED",
     "KINDS",
+    "CURVE_LEVELS",
+    "EQUAL_COVERAGE",
     "cross_family",
     "families_with",
     "family_table",
     "coverage_check",
+    "coverage_width_curve",
+    "width_at_coverage",
     "stacked_vs_single",
     "beyond_claims",
     "beyond_lines",
@@ -57,7 +65,10 @@ __all__ = [
 
 POOLED_TARGET = 0.85  # claim (a): pooled leave-one-family-out coverage >= 0.85 at nominal 0.90
 MIN_SETS = 5  # a family needs at least this many target sets to be informative (pre-registered)
-KINDS = ("conformal", "conformal_drop", "conformal_pooled")  # the pre-registered conformal variants
+KINDS = ("conformal", "conformal_drop", "conformal_pooled", "conformal_spread")  # the pre-registered variants
+CURVE_LEVELS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)  # nominal levels of the width-coverage curve
+EQUAL_COVERAGE = 0.9  # pooled coverage at which the adaptive and the fixed radius are compared (pre-registered)
+ADAPTIVE, FIXED = "conformal_spread", "conformal"
 _CHECK_COLUMNS = ["method", "interval", "level", "family", "n_sets", "covered", "coverage", "ci95_low", "ci95_high",
                   "below_nominal"]  # fmt: skip
 
@@ -89,10 +100,12 @@ LOCAL = "stacked"  # the registered stacked estimator, fitted on each task's own
 
 def cross_family(rows: pd.DataFrame, tasks: Sequence[ShiftTask], *, levels: Sequence[float],
                  bootstrap: dict[float, pd.DataFrame]) -> CrossFamilyResult:  # fmt: skip
-    """Leave-one-family-out evaluation of the notebook's rows (see the module docstring)."""
+    """Leave-one-family-out evaluation of the notebook's rows (see the module docstring), at ``levels`` and at the
+    curve's :data:`CURVE_LEVELS`."""
     ref = {t.name: t.reference.accuracy for t in tasks}
     local = LOCAL if LOCAL in set(rows["method"]) else None
-    return leave_one_family_out(rows, reference_accuracy=ref, levels=levels, bootstrap=bootstrap, local=local)
+    every = sorted(set(map(float, levels)) | set(CURVE_LEVELS))
+    return leave_one_family_out(rows, reference_accuracy=ref, levels=every, bootstrap=bootstrap, local=local)
 
 
 def families_with(rows: pd.DataFrame, min_sets: int = 5) -> list[str]:
@@ -132,6 +145,40 @@ def coverage_check(cross: CrossFamilyResult, rows: pd.DataFrame, *, level: float
     return pd.DataFrame(out, columns=_CHECK_COLUMNS)
 
 
+def coverage_width_curve(cross: CrossFamilyResult, rows: pd.DataFrame,
+                         kinds: Sequence[str] = (FIXED, ADAPTIVE)) -> pd.DataFrame:  # fmt: skip
+    """For the headline method and each conformal kind: pooled leave-one-family-out coverage (fraction of sets)
+    and mean width (fraction) over the counted families' sets (>= :data:`MIN_SETS`), at every level it ran at."""
+    head, fams = _headline(cross), families_with(rows, MIN_SETS)
+    iv = cross.intervals
+    d = iv[(iv["method"] == head) & iv["interval"].isin(kinds) & iv["family"].isin(fams)]
+    out = d.groupby(["interval", "level"]).agg(pooled_coverage=("covered", "mean"), mean_width=("width", "mean"),
+                                               n_sets=("covered", "size"))  # fmt: skip
+    return out.reset_index()
+
+
+def width_at_coverage(curve: pd.DataFrame, target: float = EQUAL_COVERAGE) -> pd.Series:
+    """Mean width of each kind at pooled coverage ``target``, read off its curve by linear interpolation.
+
+    For consecutive levels with pooled coverages ``c1 < target <= c2`` and mean widths ``w1, w2`` (the first such
+    pair in level order; coverage rises with the level): ``w = w1 + (target − c1) / (c2 − c1) · (w2 − w1)``; the
+    width itself where a level's coverage equals ``target``.  NaN for a curve that does not bracket ``target``
+    (never reaches it, or starts above it).
+    """
+    out = {}
+    for kind, g in curve.sort_values("level").groupby("interval"):
+        c, w = g["pooled_coverage"].to_numpy(), g["mean_width"].to_numpy()
+        hit = np.flatnonzero(c >= target)
+        if len(hit) == 0 or (hit[0] == 0 and c[0] != target):
+            out[kind] = np.nan
+        elif c[hit[0]] == target:
+            out[kind] = w[hit[0]]
+        else:
+            i = hit[0]
+            out[kind] = w[i - 1] + (target - c[i - 1]) / (c[i] - c[i - 1]) * (w[i] - w[i - 1])
+    return pd.Series(out, name=f"mean_width_at_{target:g}", dtype=float)
+
+
 def stacked_vs_single(cross: CrossFamilyResult) -> pd.DataFrame:
     """Per family (rows, ``overall`` last): the headline stacked estimator's leave-one-family-out MAE, the best
     single method's and CBPE's on the same family, and how many single methods it beats there (MAE, pp)."""
@@ -147,6 +194,10 @@ def stacked_vs_single(cross: CrossFamilyResult) -> pd.DataFrame:
                     "cbpe": singles.loc["cbpe", fam] if "cbpe" in singles.index else np.nan,
                     "singles_beaten": int((col > st).sum()), "singles": len(col)})  # fmt: skip
     return pd.DataFrame(out).set_index("family")
+
+
+def _pp(width: float) -> str:
+    return f"{100 * width:.1f} pp" if np.isfinite(width) else "not reached (the curve does not bracket it)"
 
 
 def _headline(cross: CrossFamilyResult) -> str:
@@ -180,6 +231,13 @@ def beyond_claims(
         out.append({"name": f"lofo_{kind}_families_below_nominal", "value": len(below), "unit": f"families of {len(fams)}",
                     "method": head, "claim": f"{kind} intervals: no family whose 95 % Clopper-Pearson interval of "
                     f"coverage lies below {level:.0%}", "passed": below.empty})  # fmt: skip
+    w = width_at_coverage(coverage_width_curve(cross, rows))
+    if {ADAPTIVE, FIXED} <= set(w.index):  # item 4: undecided (None) where a curve does not bracket the target
+        decided = bool(np.isfinite(w[ADAPTIVE]) and np.isfinite(w[FIXED]))
+        out.append({"name": f"lofo_{ADAPTIVE}_width_at_equal_coverage", "value": 100 * float(w[ADAPTIVE]),
+                    "unit": "pp", "method": head, "claim": f"{ADAPTIVE} narrower than {FIXED} at equal pooled "
+                    f"coverage {EQUAL_COVERAGE:.2f} ({FIXED}: {_pp(w[FIXED])})",
+                    "passed": bool(w[ADAPTIVE] < w[FIXED]) if decided else None})  # fmt: skip
     return out
 
 
@@ -209,6 +267,11 @@ def beyond_lines(cross: CrossFamilyResult, rows: pd.DataFrame, *, level: float =
                      "per family " + ", ".join(f"{r.family} {r.covered}/{r.n_sets}" for r in fams.itertuples())
                      + f"; whole 95 % interval below {level:.0%}: {', '.join(below) or 'none'}; mean width "
                      f"{100 * wid.loc[(head, kind), 'overall']:.1f} pp (bootstrap of {boot_of}: {100 * boot:.1f} pp).")  # fmt: skip
+    w = width_at_coverage(coverage_width_curve(cross, rows))
+    if {ADAPTIVE, FIXED} <= set(w.index):
+        lines.append(f"- Width at equal pooled coverage {EQUAL_COVERAGE:.2f} (interpolated over nominal levels "
+                     f"{CURVE_LEVELS[0]:.2f}-{CURVE_LEVELS[-1]:.2f}): {ADAPTIVE} {_pp(w[ADAPTIVE])}, {FIXED} "
+                     f"{_pp(w[FIXED])}.")  # fmt: skip
     vs = stacked_vs_single(cross).drop(index="overall", errors="ignore")
     best = vs.index[vs["singles_beaten"] == vs["singles"]].tolist()
     lost_cbpe = vs.index[vs["cbpe"] < vs["stacked"]].tolist()
