@@ -138,6 +138,17 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_seeds(args: argparse.Namespace) -> int:
+    from helpers.publish import seed_runs, seeds_stability
+
+    runs = seed_runs(args.profile)
+    table = seeds_stability(args.profile, destination=None if args.publish else runs.get(0, Path(".")) / "figures")
+    where = "figures/claims_seeds.{csv,md} and the seeds columns of figures/claims.csv" if args.publish else \
+        f"{runs[0] / 'figures'}/claims_seeds.{{csv,md}}"
+    print(f"{len(table)} claims over seeds {sorted(runs)}; {int(table['changes'].sum())} change verdict; wrote {where}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m helpers", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -200,6 +211,13 @@ def build_parser() -> argparse.ArgumentParser:
     pub.add_argument("--keep-run-times", action="store_true",
                      help="keep the published run times (a re-run on cached predictions that only redraws figures)")
     pub.set_defaults(func=_cmd_publish)
+
+    seeds = sub.add_parser("seeds", help="the claims' verdicts across seeds: the profile's latest run (seed 0) and "
+                                          "the latest run of each `-p seed=N`")  # fmt: skip
+    seeds.add_argument("--profile", default="default")
+    seeds.add_argument("--publish", action="store_true",
+                       help="write into the committed figures/ (claims_seeds.*, the seeds columns of claims.csv)")
+    seeds.set_defaults(func=_cmd_seeds)
 
     try:
         from helpers.data.cli import add_data_parser

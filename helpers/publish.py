@@ -2,8 +2,8 @@
 
 A run (``python -m helpers run``) writes only under its run folder, ``<runs>/<profile>/`` (executed notebooks,
 ``results/*.jsonl``, ``figures/``, ``run_status.json``).  :func:`publish` copies a run's figures into the committed
-``figures/`` folder, splices its records into ``figures/summary.csv`` and ``run_times.csv`` (one notebook's rows
-replace that notebook's rows, the others are kept), re-renders ``figures/summary.md`` and the README's results
+``figures/`` folder, splices its records into ``figures/summary.csv``, ``claims.csv`` and ``run_times.csv`` (one
+notebook's rows replace that notebook's rows, the others are kept), re-renders ``figures/summary.md`` and the README's results
 section.  A notebook whose latest run failed is refused: its records are stale.
 """
 
@@ -19,7 +19,7 @@ import pandas as pd
 from helpers.errors import HelpersError
 from helpers.paths import REPO_ROOT, published_dir, resolve_run_dir
 
-__all__ = ["publish"]
+__all__ = ["publish", "seed_runs", "seeds_stability"]
 
 
 def publish(
@@ -64,9 +64,11 @@ def publish(
     list of str
         The notebooks published.
     """
+    from helpers.claims import claims_csv, collect_claims, render_details
     from helpers.results import collect, summary_table
     from helpers.summary import (
         WHOLE_RUN,
+        load_claims,
         load_summary,
         render_readme_section,
         render_summary,
@@ -112,6 +114,9 @@ def publish(
     merged = pd.concat([old[~old.notebook.isin(chosen)], new], ignore_index=True)
     merged = merged.sort_values("notebook", kind="stable")
     merged.to_csv(old_csv, index=False)
+    _merge_claims(dest / "claims.csv", claims_csv(collect_claims(run / "results")), chosen)
+    _copy_claim_details(run / "results" / "claims", dest / "claims", chosen)
+    (dest / "claims_detail.md").write_text(render_details(dest / "claims", load_claims(dest)), encoding="utf-8")
     times_csv = dest / "run_times.csv"
     old_t = pd.read_csv(times_csv) if times_csv.exists() else times.iloc[:0]
     replaced = [n for n in chosen if not (keep_run_times and n in set(old_t.notebook))]
@@ -125,24 +130,44 @@ def publish(
         for f in sorted(src_figs.glob(f"{nb}_*")):
             shutil.copy2(f, dest / f.name)
     frame_pub, times_pub = load_summary(dest)
-    (dest / "summary.md").write_text(render_summary(frame_pub, times_pub, profile=profile), encoding="utf-8")
+    claims_pub = load_claims(dest)
+    (dest / "summary.md").write_text(render_summary(frame_pub, times_pub, claims=claims_pub, profile=profile),
+                                     encoding="utf-8")  # fmt: skip
     if readme is not None and Path(readme).exists():
         section = render_readme_section(
-            frame_pub, times_pub, profile=profile, figures=dest, readme_dir=Path(readme).parent
+            frame_pub, times_pub, claims=claims_pub, profile=profile, figures=dest, readme_dir=Path(readme).parent
         )
         update_readme(readme, section)
     if docs is not None:
-        _publish_docs(Path(docs), run, chosen, frame_pub, times_pub)
+        _publish_docs(Path(docs), run, chosen, frame_pub, times_pub, claims_pub)
     return chosen
 
 
-def _publish_docs(docs: Path, run: Path, chosen: list[str], frame: pd.DataFrame, times: pd.DataFrame) -> None:
+def _copy_claim_details(source: Path, dest: Path, chosen: list[str]) -> None:
+    """The chosen notebooks' per-claim detail tables (``<notebook>.<claim id>.csv``) replace theirs in ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for nb in chosen:
+        for old in dest.glob(f"{nb}.*.csv"):
+            old.unlink()
+        for f in sorted(source.glob(f"{nb}.*.csv")) if source.is_dir() else []:
+            shutil.copy2(f, dest / f.name)
+
+
+def _merge_claims(path: Path, new: pd.DataFrame, chosen: list[str]) -> None:
+    """``claims.csv``: the chosen notebooks' claims replace theirs; the others' are kept (the seeds' columns of a
+    kept claim too, until :func:`helpers.claims.stability_table` is published again)."""
+    old = pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.exists() else new.iloc[:0]
+    merged = pd.concat([old[~old["notebook"].isin(chosen)], new], ignore_index=True)
+    merged.sort_values(["paper", "id"], kind="stable").to_csv(path, index=False)
+
+
+def _publish_docs(docs: Path, run: Path, chosen: list[str], frame: pd.DataFrame, times: pd.DataFrame,
+                  claims: pd.DataFrame) -> None:  # fmt: skip
     """The reports' number blocks and the executed notebooks of ``chosen`` (:mod:`helpers.reports`)."""
     from helpers.reports import headline_values, publish_notebook, splice_reports
-    from helpers.summary import claims_table, paper_comparison
+    from helpers.summary import paper_comparison
 
-    splice_reports(frame, claims_table(frame), paper_comparison(frame), times, folder=docs / "reproductions",
-                   only=set(chosen))  # fmt: skip
+    splice_reports(frame, claims, paper_comparison(frame), times, folder=docs / "reproductions", only=set(chosen))
     heads = headline_values(frame)
     for nb in chosen:
         executed = run / f"{nb}.ipynb"
@@ -153,3 +178,53 @@ def _publish_docs(docs: Path, run: Path, chosen: list[str], frame: pd.DataFrame,
                   "(executed with a non-inline matplotlib backend); re-run it to publish the notebook")  # fmt: skip
             continue
         publish_notebook(executed, docs / "notebooks" / f"{nb}.ipynb", run_id=run.name, headline=heads.get(nb))
+
+
+def seed_runs(profile: str = "default") -> dict[int, Path]:
+    """The runs a seeds stability table is built from: ``{0: the profile's latest complete run, N: the latest run
+    labelled seed<N>}`` (``python -m helpers run -p seed=N``; the notebooks' default seed is 0)."""
+    from helpers.paths import latest_run_dir, run_dirs
+    from helpers.runner import run_folder_label
+
+    out: dict[int, Path] = {}
+    base = latest_run_dir(profile)
+    if base is not None:
+        out[0] = base
+    for d in run_dirs(profile):  # oldest first: the latest of each label wins
+        label = run_folder_label(d)
+        if label.startswith("seed") and label[4:].isdigit() and int(label[4:]) != 0:
+            out[int(label[4:])] = d
+    return dict(sorted(out.items()))
+
+
+def seeds_stability(profile: str = "default", *, destination: str | os.PathLike[str] | None = None,
+                    write: bool = True) -> pd.DataFrame:  # fmt: skip
+    """The seeds stability table of the claims (:func:`helpers.claims.stability_table`) over :func:`seed_runs`.
+
+    Writes ``claims_seeds.{csv,md}`` into ``destination`` (default: the repository's ``figures/``) and the
+    ``seeds_held`` / ``seeds`` columns of its ``claims.csv`` (claims decided on one seed only keep 1 of 1).
+    """
+    from helpers.claims import claims_csv, collect_claims, stability_table
+    from helpers.summary import load_claims
+    from helpers.tables import to_markdown
+
+    runs = seed_runs(profile)
+    if len(runs) < 2:
+        raise HelpersError(f"seeds: found runs for seeds {sorted(runs)} of profile {profile!r}; run another seed "
+                           f"first, e.g. python -m helpers run --profile {profile} --only 01 02 03 04 -p seed=1")  # fmt: skip
+    table = stability_table({s: collect_claims(d / "results") for s, d in runs.items()})
+    if not write:
+        return table
+    dest = Path(destination) if destination is not None else published_dir()
+    table.to_csv(dest / "claims_seeds.csv", index=False)
+    changed = table[table["changes"]]["id"].tolist()
+    (dest / "claims_seeds.md").write_text(
+        "# Claims across seeds\n\n"
+        f"Runs: {', '.join(f'seed {s}: `{d.name}`' for s, d in runs.items())}. A claim decided on trained models is "
+        "re-decided on every seed's run; `seeds_held` counts the seeds on which it holds.\n\n"
+        + (f"Verdict changes across seeds: {', '.join(changed)}.\n\n" if changed else "No verdict changes across seeds.\n\n")
+        + to_markdown(table) + "\n", encoding="utf-8")  # fmt: skip
+    claims = load_claims(dest)
+    if len(claims):
+        claims_csv(claims.drop(columns=["seeds_held", "seeds"]), table).to_csv(dest / "claims.csv", index=False)
+    return table

@@ -3,10 +3,12 @@ reports in ``docs/reproductions/``, and the executed notebooks in ``docs/noteboo
 
 All three are written by ``python -m helpers publish`` from one run's records, never typed by hand:
 
-* :func:`paper_rows` -- one row per notebook for the README: the paper, claims held of those decided, a headline
-  number beside the paper's (:data:`HEADLINES`), the wall time, and links to the report and the published notebook;
+* :func:`paper_rows` -- one row per notebook for the README: the paper, its distinct claims that hold / fail / are
+  undecided, a headline number beside the paper's on the same basis with its claim's verdict (:data:`HEADLINES`),
+  the wall time, and links to the report and the published notebook;
 * :func:`splice_reports` -- every block ``<!-- numbers:begin STEM -->`` ... ``<!-- numbers:end -->`` of a report
-  gets that notebook's run time, claims table and the metrics the paper reports a number for;
+  gets that notebook's run time, claims (estimate, 95 % interval, verdict) and the metrics the paper reports a
+  number for;
 * :func:`publish_notebook` -- the run's executed notebook, with its outputs and figures, minus widget state and
   progress-bar noise, under :data:`MAX_NOTEBOOK_BYTES`; its metadata names the run and the headline values.
 """
@@ -46,14 +48,18 @@ REPORTS: dict[str, tuple[str, str]] = {
     "05_mde": ("p5_mde.md", "P5 Meta-Distribution Energy"),
     "06_benchmark": ("benchmark.md", "benchmark of every estimator"),
 }
-#: the README's headline number per notebook: (record name, a ``labels`` substring, what it is)
-HEADLINES: dict[str, tuple[str, str, str]] = {
-    "01_discriminator_bounds": ("fraction_sets_within_bounds", "", "sets with gold within the bounds"),
-    "03_self_training": ("mae", "arch=typical, category=amazon, method=Ours (RM)", "RM's MAE on Amazon"),
-    "04_attribution_ranking": ("hans-con_const", "", "CONST ranking accuracy, HANS-CON (%)"),
-    "05_mde": ("cifar10_resnet20_MDE_spearman_rho_95sets", "", "MDE ρ, CIFAR-10-C, ResNet-20"),
-    "06_benchmark": ("self_training_pairs_mae", "method=self_training_rm", "RM's MAE on its pairs"),
-}
+#: the README's headline per notebook: (record name, a ``labels`` substring, what it is, on which basis, the claim
+#: whose verdict it carries).  Each is the same quantity on the same basis as the paper's number beside it.
+HEADLINES: dict[str, tuple[str, str, str, str]] = {
+    "01_discriminator_bounds": ("fraction_sets_within_bounds", "", "sets with gold within the bounds",
+                                "p1.gold_within_bounds"),
+    "03_self_training": ("mae", "arch=typical, category=amazon, method=Ours (RM)",
+                         "RM's MAE on the Amazon pairs run (paper: mean of 12 pairs)", "p3.rm_lowest_mae"),
+    "04_attribution_ranking": ("acc_mean_over_settings", "", "ACC ranking accuracy, mean of the settings (%)",
+                               "p4.acc_strong_baseline"),
+    "05_mde": ("cifar10_resnet20_MDE_r2_95sets", "", "MDE R², 95 CIFAR-10-C sets, ResNet-20",
+               "p5.mde_correlates_best"),
+}  # fmt: skip
 NUMBERS_BEGIN = re.compile(r"<!-- numbers:begin (\S+) -->")
 NUMBERS_END = "<!-- numbers:end -->"
 #: a published notebook larger than this (bytes) is refused: figures should be PNGs of modest size
@@ -63,7 +69,7 @@ MAX_NOTEBOOK_BYTES = 5_000_000
 def _headline_row(frame: pd.DataFrame, stem: str) -> pd.Series | None:
     if stem not in HEADLINES:
         return None
-    name, labels, _ = HEADLINES[stem]
+    name, labels, _, _ = HEADLINES[stem]
     rows = frame[(frame["notebook"] == stem) & (frame["name"] == name)]
     rows = rows[rows["labels"].astype(str).str.contains(labels, regex=False)] if labels else rows
     return rows.iloc[0] if len(rows) else None
@@ -87,23 +93,42 @@ def _fmt(value) -> str:
     return "" if v != v else f"{v:.3g}"
 
 
+def _flag(v) -> bool:
+    return str(v).strip().lower() in ("true", "1", "1.0")
+
+
+def _counts(mine: pd.DataFrame) -> str:
+    paper = mine[~mine["own"].map(_flag) & ~mine["exploratory"].map(_flag)]
+    own = mine[mine["own"].map(_flag) & ~mine["exploratory"].map(_flag)]
+    out = []
+    if len(paper):
+        v = paper["verdict"].value_counts()
+        out.append(" / ".join(str(int(v.get(k, 0))) for k in ("holds", "fails", "undecided")))
+    if len(own):
+        out.append(f"own: {int((own['verdict'] == 'holds').sum())} of {len(own)} hold")
+    return "; ".join(out) if out else "-"
+
+
 def paper_rows(frame: pd.DataFrame, claims: pd.DataFrame, times: pd.DataFrame) -> pd.DataFrame:
-    """The README's results table: one row per notebook of ``frame``."""
+    """The README's results table: one row per notebook of ``frame`` (``claims``: ``figures/claims.csv``)."""
     rows = []
     for stem in sorted(set(frame["notebook"])):
         report, paper = REPORTS.get(stem, ("", ""))
-        mine = claims[claims["notebook"] == stem]
-        held = int((mine["verdict"] == "pass").sum())
+        mine = claims[claims["notebook"] == stem] if len(claims) else claims
         head = _headline_row(frame, stem)
+        headline = ""
+        if head is not None:
+            _, _, what, cid = HEADLINES[stem]
+            verdict = mine.loc[mine["id"] == cid, "verdict"]
+            headline = (f"{what}: {_fmt(head['value'])}" + (f" ({_fmt(head['paper'])})" if _fmt(head["paper"]) else "")
+                        + (f", claim {verdict.iloc[0]}" if len(verdict) else ""))  # fmt: skip
         wall = times.loc[times["notebook"] == stem, "wall_s"]
         links = [f"[notebook](docs/notebooks/{stem}.ipynb)"]
         if report:
             links.insert(0, f"[report](docs/reproductions/{report})")
         rows.append({
-            "notebook": f"`{stem}`", "reproduces": paper,
-            "claims held": f"{held} of {len(mine)}" if len(mine) else "-",
-            "headline: ours (paper)": "" if head is None else
-            f"{HEADLINES[stem][2]}: {_fmt(head['value'])}" + (f" ({_fmt(head['paper'])})" if _fmt(head["paper"]) else ""),
+            "notebook": f"`{stem}`", "reproduces": paper, "claims: holds / fails / undecided": _counts(mine),
+            "headline: ours (paper)": headline,
             "wall time": f"{float(wall.iloc[0]) / 60:.1f} min" if len(wall) and pd.notna(wall.iloc[0]) else "",
             "details": " · ".join(links),
         })  # fmt: skip
@@ -119,14 +144,16 @@ def render_numbers(stem: str, frame: pd.DataFrame, claims: pd.DataFrame, compari
         r = t.iloc[0]
         when = (f"Run `{r.get('status', '')}` in {float(r['wall_s']) / 60:.1f} min (1-min load average "
                 f"{r.get('load_avg', '')}, finished {r.get('finished_at', '')}).")  # fmt: skip
-    mine = claims[claims["notebook"] == stem].drop(columns=["notebook"])
+    from helpers.summary import claims_table
+
+    mine = claims[claims["notebook"] == stem] if len(claims) else claims
     numbers = comparison[comparison["notebook"] == stem].drop(columns=["notebook"])
     parts = [
         f"<!-- numbers:begin {stem} -->",
         "<!-- generated by `python -m helpers publish` from the published run's records; edits are overwritten -->",
         when,
-        f"**Claims: {int((mine['verdict'] == 'pass').sum())} of {len(mine)} hold.**",
-        to_markdown(mine) if len(mine) else "(no claims recorded)",
+        f"**Claims (holds / fails / undecided): {_counts(mine)}.**",
+        to_markdown(claims_table(mine)) if len(mine) else "(no claims recorded)",
         "**Every metric the paper reports a number for, beside ours**",
         to_markdown(numbers) if len(numbers) else "(none)",
         NUMBERS_END,

@@ -244,6 +244,8 @@ def run_notebook(
     staging = results / ".running"
     staging.mkdir(parents=True, exist_ok=True)
     (staging / f"{notebook.stem}.jsonl").unlink(missing_ok=True)
+    for old in (staging / "claims").glob(f"{notebook.stem}.*"):  # claim outcomes (helpers.claims) of an earlier try
+        old.unlink()
 
     env = kernel_environment(notebook.stem, profile, staging, out_dir, executor_env)
     run = NotebookRun(
@@ -281,6 +283,7 @@ def run_notebook(
         run.load_avg = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
         CURRENT.clear()
         _settle_records(staging / f"{notebook.stem}.jsonl", results, ok=run.status == "ok")
+        _settle_claims(staging / "claims", notebook.stem, results, ok=run.status == "ok")
     return run
 
 
@@ -316,6 +319,18 @@ def _settle_records(staged: Path, results: Path, *, ok: bool) -> None:
         os.replace(staged, target)
     elif ok:  # a successful notebook that recorded nothing: its older records no longer describe it
         target.unlink(missing_ok=True)
+
+
+def _settle_claims(staged: Path, stem: str, results: Path, *, ok: bool) -> None:
+    """Like :func:`_settle_records` for the notebook's claim outcomes and their per-setup detail
+    (``claims/<notebook>.jsonl``, ``claims/<notebook>.<claim id>.csv``)."""
+    dest = (results if ok else results / "failed") / "claims"
+    if ok:
+        for old in dest.glob(f"{stem}.*"):
+            old.unlink()
+    for f in sorted(staged.glob(f"{stem}.*")) if staged.is_dir() else []:
+        dest.mkdir(parents=True, exist_ok=True)
+        os.replace(f, dest / f.name)
 
 
 class RunFolderLock:
@@ -407,11 +422,14 @@ def _kernel_manager_class(env: Mapping[str, str], cwd: Path):
 
 
 def run_label(parameters: Mapping[str, Any] | None) -> str:
-    """How a run with these ``-p`` overrides is labelled: ``""`` (the profile's own run), ``"byod"`` (your data
-    through ``byod_path``), or ``"custom"`` (any other override).  Labelled runs never become the profile's
-    ``latest`` reference."""
+    """How a run with these ``-p`` overrides is labelled: ``""`` (the profile's own run), ``"seed<N>"`` (only the
+    seed changed: another draw of every trained model, for the seeds stability table of :mod:`helpers.claims`),
+    ``"byod"`` (your data through ``byod_path``), or ``"custom"`` (any other override).  Labelled runs never become
+    the profile's ``latest`` reference."""
     if not parameters:
         return ""
+    if set(parameters) == {"seed"} and isinstance(parameters["seed"], int) and not isinstance(parameters["seed"], bool):
+        return f"seed{parameters['seed']}"
     return "byod" if (parameters or {}).get("byod_path") else "custom"
 
 

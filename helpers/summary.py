@@ -1,14 +1,17 @@
-"""The results summary: every recorded headline metric beside the paper's number, the claims' pass/fail, run times.
+"""The results summary: every recorded headline metric beside the paper's number, the claims' verdicts, run times.
 
 The main job (``python -m helpers run --profile default``) ends by calling :func:`write_report`, which writes
 
-* ``figures/summary.md`` and ``figures/summary.csv`` -- run times, the paper claims with pass/fail, every metric
-  with a paper number beside ours (difference and the paper's table/section), then every recorded metric;
+* ``figures/claims.csv`` -- one row per registered claim (:mod:`helpers.claims`): estimate, 95 % interval, verdict;
+* ``figures/summary.md`` and ``figures/summary.csv`` -- run times, the claims per paper (holds / fails /
+  undecided, the benchmark's own apart), every metric with a paper number beside ours (difference and the paper's
+  table/section), then every recorded metric;
 * the README's results section, between the markers ``<!-- results:begin -->`` and ``<!-- results:end -->``,
   from the same tables (one row per notebook, :mod:`helpers.reports`), so the README never holds a number typed
   by hand.
 
-Inputs are the JSONL records of :mod:`helpers.results` and the runner's ``run_status.json``.
+Inputs are the JSONL records of :mod:`helpers.results`, the claim outcomes of :mod:`helpers.claims` and the
+runner's ``run_status.json``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from helpers.claims import CLAIM_COLUMNS, claims_csv, collect_claims, render_details, tally
 from helpers.errors import HelpersError
 from helpers.paths import REPO_ROOT, figures_dir, latest_run_dir, runs_dir
 from helpers.results import collect, summary_table
@@ -34,6 +38,8 @@ __all__ = [
     "render_readme_section",
     "update_readme",
     "load_summary",
+    "load_claims",
+    "claims_tally_text",
     "write_report",
 ]
 
@@ -101,16 +107,53 @@ def _times_markdown(times: pd.DataFrame) -> str:
     return f"{table}\n\n**Total: {summed / 60:.1f} min** ({summed:.0f} s) over {len(df)} notebook(s), {n_failed} failed.\n"
 
 
-def claims_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per recorded paper claim with a verdict: notebook, claim, labels, ours, paper, source, verdict
-    (pass/fail).  Records that name a claim but carry no verdict (descriptive numbers) are not counted."""
-    df = summary_table(frame)
-    df = df[df["claim"].fillna("").astype(str).str.strip() != ""].copy()
-    df["source"] = df.apply(_source, axis=1)
-    df["verdict"] = df["passed"].replace("", "n/a")
-    df = df[df["verdict"] != "n/a"]  # a claim counts only with a verdict; the others stay in the metrics table
-    df = df.rename(columns={"value": "ours"})
-    return df[["notebook", "claim", "labels", "ours", "paper", "unit", "source", "verdict"]].reset_index(drop=True)
+def _interval(row: pd.Series) -> str:
+    def f(v) -> str:
+        try:
+            v = float(v)
+        except (TypeError, ValueError):
+            return ""
+        return "nan" if v != v else f"{v:.3g}"
+
+    return f"{f(row['estimate'])} [{f(row['low'])}, {f(row['high'])}]"
+
+
+def claims_table(claims: pd.DataFrame) -> pd.DataFrame:
+    """The claims as a readable table (one row per claim of ``figures/claims.csv``): paper, id, source, the
+    estimate with its 95 % interval, the criterion, the verdict, setups and seeds that held, and the kind
+    (paper / own / exploratory)."""
+    cols = ["paper", "id", "source", "estimate [95 % interval]", "criterion", "criterion_source", "verdict",
+            "setups held", "seeds held", "kind"]  # fmt: skip
+    if claims.empty:
+        return pd.DataFrame(columns=cols)
+    df = claims.copy() if "seeds" in claims else claims_csv(claims)
+    df["estimate [95 % interval]"] = df.apply(_interval, axis=1)
+    fl = lambda v: str(v).strip().lower() in ("true", "1", "1.0")  # noqa: E731
+    df["kind"] = ["exploratory" if fl(e) else "own" if fl(o) else "paper" for e, o in zip(df["exploratory"], df["own"])]
+
+    def of(held, n) -> str:
+        return "" if pd.isna(n) or n == "" else f"{int(float(held))} of {int(float(n))}"
+
+    df["setups held"] = [of(h, n) for h, n in zip(df["setups_held"], df["setups"])]
+    df["seeds held"] = [of(h, n) for h, n in zip(df["seeds_held"], df["seeds"])]
+    return df[cols].reset_index(drop=True)
+
+
+def claims_tally_text(claims: pd.DataFrame) -> str:
+    """One sentence per kind: distinct paper claims that hold / fail / are undecided, the benchmark's own apart."""
+    t = tally(claims)
+    paper, own = t[t["kind"] == "paper"], t[t["kind"] == "own"]
+    parts = []
+    if len(paper):
+        parts.append(f"**Paper claims: {int(paper['claims'].sum())} distinct, {int(paper['holds'].sum())} hold, "
+                     f"{int(paper['fails'].sum())} fail, {int(paper['undecided'].sum())} undecided** (95 % intervals)")
+    if len(own):
+        parts.append(f"the benchmark's own pre-registered claims: {int(own['holds'].sum())} of {int(own['claims'].sum())}"
+                     " hold")
+    n_expl = int(claims["exploratory"].map(lambda v: str(v).strip().lower() in ("true", "1")).sum()) if len(claims) else 0
+    if n_expl:
+        parts.append(f"{n_expl} exploratory readings outside the tally")
+    return "; ".join(parts) + "." if parts else "No claims recorded."
 
 
 def paper_comparison(frame: pd.DataFrame) -> pd.DataFrame:
@@ -124,21 +167,11 @@ def paper_comparison(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _claim_counts(claims: pd.DataFrame) -> pd.DataFrame:
-    if claims.empty:
-        return pd.DataFrame(columns=["notebook", "claims", "pass", "fail"])
-    g = claims.groupby("notebook")["verdict"]
-    return pd.DataFrame(
-        {"claims": g.size(), "pass": g.apply(lambda v: int((v == "pass").sum())),
-         "fail": g.apply(lambda v: int((v == "fail").sum()))}
-    ).reset_index()
-
-
-def render_summary(frame: pd.DataFrame, times: pd.DataFrame, *, profile: str = "default") -> str:
+def render_summary(frame: pd.DataFrame, times: pd.DataFrame, *, claims: pd.DataFrame | None = None,
+                   profile: str = "default") -> str:  # fmt: skip
     """The full ``summary.md`` text."""
-    claims = claims_table(frame)
+    claims = pd.DataFrame(columns=CLAIM_COLUMNS) if claims is None else claims
     comparison = paper_comparison(frame)
-    n_pass = int((claims["verdict"] == "pass").sum())
     parts = [
         "# Results summary",
         f"Profile `{profile}`: {len(frame)} recorded metrics from {frame['notebook'].nunique()} notebook(s). "
@@ -146,9 +179,12 @@ def render_summary(frame: pd.DataFrame, times: pd.DataFrame, *, profile: str = "
         "## Run times (this machine)",
         _times_markdown(times),
         *_stale_note(frame, times),
-        f"## Paper claims: {n_pass} of {len(claims)} hold here",
-        to_markdown(_claim_counts(claims)),
-        to_markdown(claims),
+        "## Claims",
+        claims_tally_text(claims) + " Each claim is registered once in its notebook's `claims.py` with the paper's "
+        "words, a criterion fixed before its result and a verdict from its 95 % interval: holds, fails, or undecided "
+        "(the interval straddles the criterion). All columns: [claims.csv](claims.csv).",
+        to_markdown(tally(claims)),
+        to_markdown(claims_table(claims)),
         "## Metrics the papers report, beside ours",
         to_markdown(comparison),
         "## Every recorded metric",
@@ -169,16 +205,15 @@ def _stale_note(frame: pd.DataFrame, times: pd.DataFrame) -> list[str]:
 
 
 def render_readme_section(
-    frame: pd.DataFrame, times: pd.DataFrame, *, profile: str = "default", figures: Path | None = None,
-    readme_dir: Path = REPO_ROOT,
+    frame: pd.DataFrame, times: pd.DataFrame, *, claims: pd.DataFrame | None = None, profile: str = "default",
+    figures: Path | None = None, readme_dir: Path = REPO_ROOT,
 ) -> str:
     """The README's results section (between the markers): one row per notebook (paper, claims held, a headline
     number beside the paper's, wall time, links to its report and published notebook; :mod:`helpers.reports`),
     generated from the same tables as ``summary.md``."""
     from helpers.reports import paper_rows
 
-    claims = claims_table(frame)
-    n_pass = int((claims["verdict"] == "pass").sum())
+    claims = pd.DataFrame(columns=CLAIM_COLUMNS) if claims is None else claims
     whole = times[times["notebook"] == WHOLE_RUN]
     per_nb = times[times["notebook"] != WHOLE_RUN]
     if len(whole):
@@ -191,9 +226,9 @@ def render_readme_section(
         README_BEGIN,
         "<!-- generated by `python -m helpers publish`; edits here are overwritten -->",
         f"Measured by the main job on the `{profile}` profile on this project's reference machine (2 CPU cores, "
-        f"no GPU): {run}. **Paper claims: {n_pass} of {len(claims)} hold here.** Every claim, metric and paper "
-        "number is in [figures/summary.md](figures/summary.md); each report says what reproduces, what does not "
-        "and the measured cause.",
+        f"no GPU): {run}. {claims_tally_text(claims)} Every claim with its interval, metric and paper number is in "
+        "[figures/summary.md](figures/summary.md) ([figures/claims.csv](figures/claims.csv)); each report says what "
+        "reproduces, what does not and the measured cause.",
         to_markdown(paper_rows(frame, claims, per_nb)),
         README_END,
     ]
@@ -227,6 +262,14 @@ def load_summary(figures: str | Path | None = None, *, stem: str = "summary") ->
     return frame, times
 
 
+def load_claims(figures: str | Path | None = None) -> pd.DataFrame:
+    """``claims.csv`` of a figures folder (empty with the right columns when absent)."""
+    path = (Path(figures) if figures is not None else figures_dir()) / "claims.csv"
+    if not path.exists():
+        return pd.DataFrame(columns=CLAIM_COLUMNS)
+    return pd.read_csv(path, keep_default_na=False, na_values=[""])
+
+
 def write_report(
     profile: str = "default", *, readme: str | Path | None = REPO_ROOT / "README.md",
     figures: str | Path | None = None, stem: str = "summary", run_folder: str | Path | None = None,
@@ -258,11 +301,15 @@ def write_report(
     times = run_times(profile, directory=run)
     summary_table(frame).to_csv(csv_path, index=False)
     times.to_csv(out / f"{stem.replace('summary', 'run_times', 1)}.csv", index=False)
+    claims_csv(collect_claims(run / "results")).to_csv(out / "claims.csv", index=False)
     frame, times = load_summary(out, stem=stem)
-    md_path.write_text(render_summary(frame, times, profile=profile), encoding="utf-8")
+    claims = load_claims(out)
+    (out / "claims_detail.md").write_text(render_details(run / "results" / "claims", claims), encoding="utf-8")
+    md_path.write_text(render_summary(frame, times, claims=claims, profile=profile), encoding="utf-8")
     updated = False
     if readme is not None and Path(readme).exists():
-        section = render_readme_section(frame, times, profile=profile, figures=out, readme_dir=Path(readme).parent)
+        section = render_readme_section(frame, times, claims=claims, profile=profile, figures=out,
+                                        readme_dir=Path(readme).parent)  # fmt: skip
         updated = update_readme(readme, section)
     return csv_path, md_path, updated
 

@@ -5,7 +5,7 @@ Layers, bottom to top:
 * base: ``errors``, ``paths``, ``validation``, ``registry``, ``cache``, ``tables``, ``progress``;
 * library: ``data``, ``models``, ``training``, ``estimators``, ``selective``, ``metrics``, ``attribution``,
   ``seq2seq``, ``selftraining``, ``benchmark``, ``byod`` (knows datasets, models and methods, no notebook);
-* plumbing: ``results``, ``summary``, ``reports``, ``publish``, ``plotting``, ``runner``, ``notebook_params``, ``__main__``;
+* plumbing: ``results``, ``claims``, ``summary``, ``reports``, ``publish``, ``plotting``, ``runner``, ``notebook_params``, ``__main__``;
 * experiments: ``helpers.experiments.p1_bounds`` ... ``p6_benchmark``, one per notebook.
 
 A module may import its own layer and the layers below it.  Inside the library the package graph has no cycle, and
@@ -24,7 +24,8 @@ HELPERS = Path(__file__).resolve().parent.parent / "helpers"
 BASE = {"errors", "paths", "validation", "registry", "cache", "tables", "progress", "__init__"}
 LIBRARY = {"data", "models", "training", "estimators", "selective", "metrics", "attribution", "seq2seq",
            "selftraining", "benchmark", "byod", "parallel"}  # fmt: skip
-PLUMBING = {"results", "summary", "reports", "publish", "plotting", "runner", "notebook_params", "graph", "__main__"}
+PLUMBING = {"results", "claims", "summary", "reports", "publish", "plotting", "runner", "notebook_params", "graph",
+            "__main__"}  # fmt: skip
 LAYER = {**dict.fromkeys(BASE, 0), **dict.fromkeys(LIBRARY, 1), **dict.fromkeys(PLUMBING, 2), "experiments": 3}
 MAX_LIBRARY_LINES = 500
 MAX_FUNCTION_LINES = 120

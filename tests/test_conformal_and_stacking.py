@@ -356,12 +356,14 @@ def test_leave_one_family_out_bad_input():
 
 def test_notebook_06_claims_and_lines_from_a_cross_family_result():
     from helpers.experiments.p6_benchmark.beyond import (
-        beyond_claims,
         beyond_lines,
+        beyond_metrics,
+        claim_frames,
         coverage_width_curve,
         families_with,
         width_at_coverage,
     )
+    from helpers.experiments.p6_benchmark.claims import CLAIMS, claim_inputs
 
     rows = _rows()
     local = rows[(rows.method == "m3") & rows.family.isin(["f1", "f2", "f3"])].assign(method="stacked")
@@ -369,19 +371,26 @@ def test_notebook_06_claims_and_lines_from_a_cross_family_result():
     res = leave_one_family_out(rows, reference_accuracy={t: 0.9 for t in rows.task.unique()}, local="stacked",
                                bootstrap={0.9: rows})  # fmt: skip
     assert families_with(rows, 6) == ["f1", "f2", "f3", "f4"] and families_with(rows, 7) == []
-    claims = {c["name"]: c for c in beyond_claims(res, rows)}
-    beats = claims["lofo_stacked_beats_every_method"]
+    metrics = {c["name"]: c for c in beyond_metrics(res, rows)}
+    beats = metrics["lofo_stacked_beats_every_method"]
     assert beats["method"] == "stacked_auto" and beats["unit"] == "methods beaten of 3"  # m1, m2, m3
+    assert not any("passed" in m or "claim" in m for m in metrics.values())  # the registry decides the claims
+    by_id = {c.id: c for c in CLAIMS}
+    inputs = claim_inputs(*claim_frames(res, rows))
+    verdicts = {cid: by_id[cid].run(**kw) for cid, kw in inputs.items()}
     for kind in ("conformal", "conformal_drop", "conformal_pooled", "conformal_spread"):  # claims (a) and (b)
-        pooled, below = claims[f"lofo_{kind}_pooled_coverage"], claims[f"lofo_{kind}_families_below_nominal"]
-        assert 0 <= pooled["value"] <= 1 and pooled["passed"] == (pooled["value"] >= 0.85)
-        assert below["unit"] == "families of 4" and below["passed"] == (below["value"] == 0)
-    assert "lofo_conformal_min_coverage" not in claims  # the old "every family >= .85" claim is gone
-    # item 4: with only levels 0.9 and 0.95 a curve may not bracket pooled coverage .90: then undecided (None)
-    narrow = claims["lofo_conformal_spread_width_at_equal_coverage"]
+        pooled, below = metrics[f"lofo_{kind}_pooled_coverage"], metrics[f"lofo_{kind}_families_below_nominal"]
+        assert 0 <= pooled["value"] <= 1 and below["unit"] == "families of 4"
+        decision, verdict = verdicts[f"bench.lofo_{kind}_pooled_coverage"]
+        assert decision.estimate == pytest.approx(pooled["value"]) and decision.low <= decision.estimate <= decision.high
+        assert verdict == ("holds" if decision.low >= 0.85 else "fails" if decision.high < 0.85 else "undecided")
+        assert verdicts[f"bench.lofo_{kind}_families_below_nominal"][1] == ("holds" if below["value"] == 0 else "fails")
+    assert "lofo_conformal_min_coverage" not in metrics  # the old "every family >= .85" claim is gone
+    # with only levels 0.9 and 0.95 a curve may not bracket pooled coverage .90: the claim is then undecided
     w = width_at_coverage(coverage_width_curve(res, rows))
     decided = np.isfinite(w["conformal_spread"]) and np.isfinite(w["conformal"])
-    assert narrow["passed"] == (bool(w["conformal_spread"] < w["conformal"]) if decided else None)
+    expected = ("holds" if w["conformal_spread"] < w["conformal"] else "fails") if decided else "undecided"
+    assert verdicts["bench.conformal_spread_narrower"][1] == expected
     lines = beyond_lines(res, rows)
     assert lines[0].startswith("- Leave one family out: stacked_auto MAE")
     assert any(line.startswith("- Per family, stacked_auto has the lowest") for line in lines)

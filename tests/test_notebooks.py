@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from helpers import runner
@@ -36,6 +37,10 @@ def test_notebook_smoke(name):
     results = Path(run.output).parent / "results" / f"{name}.jsonl"
     assert results.exists() and results.read_text().strip(), f"{name} recorded no headline metric"
     assert all(json.loads(line)["profile"] == "smoke" for line in results.read_text().splitlines())
+    if name != "00_example":  # every paper notebook decides its registered claims (helpers.claims)
+        claims = Path(run.output).parent / "results" / "claims" / f"{name}.jsonl"
+        assert claims.exists() and all(json.loads(x)["verdict"] in ("holds", "fails", "undecided")
+                                       for x in claims.read_text().splitlines()), f"{name} decided no claim"  # fmt: skip
 
 
 def test_committed_notebooks_have_no_outputs():
@@ -106,18 +111,21 @@ def _comparable_records(folder) -> dict[tuple, float]:
 def test_smoke_on_a_two_worker_cluster_records_what_one_process_records(tmp_path, monkeypatch):
     """Five notebooks side by side on a local cluster (01's tasks, 02's models, 03's training jobs, 05's setups and
     06's self-training sources as units on the workers; 06 after 01, 03 and 05) give the same records as everything
-    in one process: each kernel and unit runs on one torch thread in both (the smoke profiles of these five set 1),
-    and each unit seeds itself."""
+    in one process: each kernel and unit runs on one torch thread in both (the notebooks' default thread parameters
+    are 1, as the executor's), and each unit seeds itself.  The claims' estimates, intervals and verdicts agree too."""
+    from helpers.claims import collect_claims
+
     if not _data_present():
         pytest.skip("real data not found: set HELPERS_DATA to the data directory (see data/README.md)")
     chosen = ["01_discriminator_bounds", "02_selective_answering", "03_self_training", "05_mde", "06_benchmark"]
-    records = {}
+    records, claims = {}, {}
     for workers in (2, 1):
         out = tmp_path / f"workers{workers}"
         monkeypatch.setenv("HELPERS_CACHE", str(tmp_path / f"cache{workers}"))  # each run computes everything
         runs = runner.run_notebooks(profile="smoke", only=chosen, workers=workers, output_dir=out, echo=False)
         assert [r.status for r in runs] == ["ok"] * 5, [(r.notebook, r.failed_cell, r.error) for r in runs]
         records[workers] = _comparable_records(out / "results")
+        claims[workers] = collect_claims(out / "results").set_index("id")[["estimate", "low", "high", "verdict"]]
         status = json.loads((out / "run_status.json").read_text())["_run"]
         assert status["workers"] == workers and status["status"] == "ok"
     assert records[2].keys() == records[1].keys() and len(records[1]) > 20
@@ -126,3 +134,5 @@ def test_smoke_on_a_two_worker_cluster_records_what_one_process_records(tmp_path
 
     differ = {k: (records[2][k], v) for k, v in records[1].items() if not same(records[2][k], v)}
     assert not differ, differ
+    assert len(claims[1]) > 10
+    pd.testing.assert_frame_equal(claims[2].sort_index(), claims[1].sort_index())

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from helpers import summary
+from helpers.claims import Claim, Decision, record_claim
 from helpers.errors import HelpersError
 from helpers.paths import REPO_ROOT
 from helpers.results import record
@@ -23,9 +24,13 @@ def recorded(monkeypatch, tmp_path):
     run = runs_dir() / "default" / "20260101-000000"
     results = run / "results"
     monkeypatch.setenv("HELPERS_RESULTS", str(results))
-    record("rho", 0.95, notebook="05_x", paper=0.992, source="paper 5, Table 1", claim="MDE rho high", passed=False)
-    record("gain", 0.2, notebook="03_x", claim="self-training helps (paper 3, Sec. 5)", passed=True, pair="a")
+    record("rho", 0.95, notebook="05_x", paper=0.992, source="paper 5, Table 1")
+    record("gain", 0.2, notebook="03_x", pair="a")
     record("acc", 0.8, notebook="03_x")
+    for nb, cid, (est, lo, hi) in [("05_x", "p5.mde_high", (0.1, 0.05, 0.2)), ("03_x", "p3.helps", (0.6, 0.55, 0.7))]:
+        record_claim(Claim(id=cid, paper=cid[:2].upper(), statement="s", source=f"paper {cid[1]}, Table 1",
+                           quantity="q", threshold=0.5, direction=">", criterion_source="paper", rationale="r",
+                           decide=lambda: None), Decision(est, lo, hi), notebook=nb)  # fmt: skip
     status = {
         "03_x": {"notebook": "03_x", "status": "ok", "wall_s": 90.0, "finished_at": "t1", "load_avg": 1.5},
         "05_x": {"notebook": "05_x", "status": "failed", "wall_s": 30.0, "finished_at": "t2", "load_avg": 0.5},
@@ -35,15 +40,14 @@ def recorded(monkeypatch, tmp_path):
     return results
 
 
-def test_claims_table_verdicts_and_source_fallback(recorded):
-    from helpers.results import collect
+def test_claims_table_shows_each_claim_with_its_interval_and_verdict(recorded):
+    from helpers.claims import collect_claims
 
-    claims = summary.claims_table(collect(recorded))
-    assert list(claims["claim"]) == ["self-training helps (paper 3, Sec. 5)", "MDE rho high"]
-    assert list(claims["verdict"]) == ["pass", "fail"]
-    # no source recorded: taken from the "(paper N, ...)" reference inside the claim
-    assert list(claims["source"]) == ["paper 3, Sec. 5", "paper 5, Table 1"]
-    assert claims.loc[0, "labels"] == "pair=a"
+    claims = summary.claims_table(collect_claims(recorded.parent / "results"))
+    assert list(claims["id"]) == ["p3.helps", "p5.mde_high"]
+    assert list(claims["verdict"]) == ["holds", "fails"]
+    assert list(claims["estimate [95 % interval]"]) == ["0.6 [0.55, 0.7]", "0.1 [0.05, 0.2]"]
+    assert list(claims["kind"]) == ["paper", "paper"]
 
 
 def test_paper_comparison_difference(recorded):
@@ -71,13 +75,15 @@ def test_write_report_and_readme_roundtrip(recorded, tmp_path):
     assert updated
     text = readme.read_text()
     assert "old text" not in text and text.startswith("# title") and text.rstrip().endswith("after")
-    assert "Paper claims: 1 of 2 hold here" in text
-    assert "| `03_x` |" in text and "| 1 of 1 |" in text  # one row per notebook: claims held of decided
+    assert "Paper claims: 2 distinct, 1 hold, 1 fail, 0 undecided" in text
+    assert "| `03_x` |" in text and "| 1 / 0 / 0 |" in text  # one row per notebook: holds / fails / undecided
+    assert (figs / "claims.csv").exists()
     md = md_path.read_text()
     assert "## Run times" in md and "| 05_x | rho |" in md and "-0.042" in md
     # the README section is a function of the written files alone
     frame, times = summary.load_summary(figs)
-    again = summary.render_readme_section(frame, times, figures=figs, readme_dir=tmp_path)
+    again = summary.render_readme_section(frame, times, claims=summary.load_claims(figs), figures=figs,
+                                          readme_dir=tmp_path)  # fmt: skip
     assert again in text
     # idempotent
     before = readme.read_text()
@@ -119,7 +125,8 @@ def test_committed_readme_section_is_generated_from_committed_summary():
     if not (figs / "summary.csv").exists():
         pytest.skip("no committed summary")
     frame, times = summary.load_summary(figs)
-    section = summary.render_readme_section(frame, times, figures=figs, readme_dir=REPO_ROOT)
+    section = summary.render_readme_section(frame, times, claims=summary.load_claims(figs), figures=figs,
+                                            readme_dir=REPO_ROOT)  # fmt: skip
     assert section in (REPO_ROOT / "README.md").read_text(), (
         "README results section is stale or edited by hand: run `python -m helpers publish`"
     )
@@ -130,8 +137,9 @@ def test_summary_csv_reads_back_with_verdicts():
     if not (figs / "summary.csv").exists():
         pytest.skip("no committed summary")
     frame, _ = summary.load_summary(figs)
-    claims = summary.claims_table(frame)
-    assert set(claims["verdict"]) <= {"pass", "fail", "n/a"}
+    claims = summary.load_claims(figs)
+    assert set(claims["verdict"]) <= {"holds", "fails", "undecided"}
+    assert claims["source"].astype(str).str.strip().ne("").all()  # no claim without its source
     assert pd.api.types.is_numeric_dtype(frame["value"])
 
 

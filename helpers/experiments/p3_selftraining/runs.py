@@ -41,6 +41,7 @@ __all__ = [
     "pair_self_training",
     "pair_proxy_risk",
     "evaluate_pair",
+    "pair_examples",
     "ablation_jobs",
     "precompute",
     "METHODS",
@@ -442,52 +443,36 @@ def precompute(
                   after=[a for _, _, a in units], progress=progress, common=pairs)  # fmt: skip
 
 
-def evaluate_pair(
+def pair_examples(
     pair: DomainPair,
     cfg: RunConfig,
     *,
     arch: str = "typical",
     methods: Sequence[str] = METHODS,
-) -> pd.DataFrame:
-    """One row per method: estimated vs true target accuracy, absolute error and error-detection F1.
+) -> dict[str, Any]:
+    """Per-example outcomes of every method on one pair (from the cache), for bootstrap intervals over target points.
 
-    Accuracy estimators (Avg Conf, Ens Avg Conf) have no per-point flags (F1 = nan); error detectors (MSP, Trust
-    Score) report the accuracy implied by their flags too, but Table 1 of the paper only scores them by F1.
+    Returns ``{"true_error": (n,) bool, "estimate": {method: float}, "residual": {method: (n,)}, "flags": {method:
+    (n,) bool or None}}``: a method's estimate minus the true accuracy is the mean of its ``residual`` (Avg Conf:
+    confidence - correct; a detector: error - flag), and ``flags`` are its predicted errors (None for the two
+    confidence averages).  RI and RM add ``"<method> round 1"``: the first round's flags (T = 1, no self-training).
     """
     base = pair_baselines(pair, cfg, arch=arch)
     f_pred = base["f_target"].argmax(1)
     true_err = f_pred != pair.y_target
-    true_acc = 1.0 - float(true_err.mean())
     held_correct = base["f_heldout"].argmax(1) == pair.y_heldout
-    rows = []
+    out: dict[str, Any] = {"true_error": true_err, "estimate": {}, "residual": {}, "flags": {}}
 
-    def add(method: str, estimate: float, flags: np.ndarray | None, **extra: Any) -> None:
-        f1 = (
-            error_detection_scores(predicted_error=flags, true_error=true_err)["f1"]
-            if flags is not None
-            else np.nan
-        )
-        rows.append(
-            {
-                "category": pair.kind,
-                "pair": pair.name,
-                "source": pair.source,
-                "target": pair.target,
-                "arch": arch,
-                "method": method,
-                "true_accuracy": true_acc,
-                "estimate": estimate,
-                "abs_error": abs(estimate - true_acc),
-                "f1": f1,
-                **extra,
-            }
-        )
+    def add(method: str, estimate: float, flags: np.ndarray | None, confidence: np.ndarray | None = None) -> None:
+        out["estimate"][method], out["flags"][method] = estimate, flags
+        per_point = confidence if flags is None else 1.0 - flags
+        out["residual"][method] = np.asarray(per_point, dtype=np.float64) - (~true_err)
 
     for m in methods:
         if m == "Avg Conf":
-            add(m, average_confidence(base["f_target"]), None)
+            add(m, average_confidence(base["f_target"]), None, base["f_target"].max(1))
         elif m == "Ens Avg Conf":
-            add(m, ensemble_average_confidence(base["ens_target"]), None)
+            add(m, ensemble_average_confidence(base["ens_target"]), None, base["ens_target"].mean(axis=0).max(axis=1))
         elif m in ("MSP", "Trust Score"):
             tgt, held = (
                 (base["f_target"].max(1), base["f_heldout"].max(1))
@@ -501,7 +486,34 @@ def evaluate_pair(
             add(m, 1.0 - float(flags.mean()), flags)
         elif m in ("Ours (RI)", "Ours (RM)"):
             res = pair_self_training(pair, cfg, method="ri" if "RI" in m else "rm", arch=arch)
-            add(m, res.estimated_accuracy, res.errors, estimate_round1=res.rounds[0].estimated_accuracy)
+            add(m, res.estimated_accuracy, res.errors)
+            add(f"{m} round 1", res.rounds[0].estimated_accuracy, res.rounds[0].errors)
         else:
             raise InputValidationError(f"methods: unknown method {m!r}; expected some of {METHODS}")
+    return out
+
+
+def evaluate_pair(
+    pair: DomainPair,
+    cfg: RunConfig,
+    *,
+    arch: str = "typical",
+    methods: Sequence[str] = METHODS,
+) -> pd.DataFrame:
+    """One row per method: estimated vs true target accuracy, absolute error and error-detection F1.
+
+    Accuracy estimators (Avg Conf, Ens Avg Conf) have no per-point flags (F1 = nan); error detectors (MSP, Trust
+    Score) report the accuracy implied by their flags too, but Table 1 of the paper only scores them by F1.
+    """
+    ex = pair_examples(pair, cfg, arch=arch, methods=methods)
+    true_err = ex["true_error"]
+    true_acc = 1.0 - float(true_err.mean())
+    rows = []
+    for m in methods:
+        flags, estimate = ex["flags"][m], ex["estimate"][m]
+        f1 = error_detection_scores(predicted_error=flags, true_error=true_err)["f1"] if flags is not None else np.nan
+        extra = {"estimate_round1": ex["estimate"][f"{m} round 1"]} if f"{m} round 1" in ex["estimate"] else {}
+        rows.append({"category": pair.kind, "pair": pair.name, "source": pair.source, "target": pair.target,
+                     "arch": arch, "method": m, "true_accuracy": true_acc, "estimate": estimate,
+                     "abs_error": abs(estimate - true_acc), "f1": f1, **extra})  # fmt: skip
     return pd.DataFrame(rows)

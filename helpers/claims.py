@@ -1,0 +1,381 @@
+"""Paper claims: each registered once, with the paper's words, a criterion fixed in advance and a verdict with its
+uncertainty.
+
+A :class:`Claim` is one statement of a paper (its words and where they stand), the quantity that tests it, the
+criterion (a threshold on that quantity and its direction, the paper's or ours with the reason, committed before its
+result was known) and the function that decides it from what a notebook computed.  Each experiments package holds
+its paper's claims in ``claims.py`` (``CLAIMS``); the notebooks call them and record the outcome with
+:func:`record_claim`; :func:`collect_claims` reads a run's outcomes back into one row per claim, the table behind
+``figures/claims.csv``.
+
+The verdict comes from a 95 % interval of the estimate (bootstrap over whatever the quantity is sampled over, or an
+exact binomial interval for a share of setups), never from the point estimate alone:
+
+======================  ==================================================================
+criterion ``q >= t``    **holds** when the interval's lower end is ``>= t``, **fails** when its upper end is ``< t``,
+                        otherwise **undecided** (the interval straddles the criterion)
+``q > t``, ``q <= t``,  likewise, with the strict or reversed comparison
+``q < t``
+======================  ==================================================================
+
+A criterion never changes after its result is known: a new reading becomes a new claim id.  Readings chosen after
+seeing results are registered with ``exploratory=True`` and kept out of the tally, as are the benchmark's own
+hypotheses (``own=True``).  Every claim carries two plausible input cases (``cases``), one where it holds and one
+where it fails, which the tests decide (a claim that cannot fail is not a claim).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from helpers.errors import InputValidationError
+
+__all__ = [
+    "Claim",
+    "Decision",
+    "VERDICTS",
+    "CLAIM_COLUMNS",
+    "verdict",
+    "clopper_pearson",
+    "share_decision",
+    "bootstrap_decision",
+    "record_claim",
+    "decide_and_record",
+    "collect_claims",
+    "stability_table",
+    "claims_csv",
+    "tally",
+    "render_details",
+]
+
+VERDICTS = ("holds", "fails", "undecided")
+_DIRECTIONS = (">=", ">", "<=", "<")
+#: the columns of ``figures/claims.csv`` (one row per distinct claim)
+CLAIM_COLUMNS = [
+    "paper", "id", "statement", "source", "quantity", "criterion", "criterion_source", "estimate", "low", "high",
+    "verdict", "setups_held", "setups", "seeds_held", "seeds", "own", "exploratory", "notebook",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What deciding a claim measured: the estimate, its 95 % interval ``[low, high]`` and, for a claim checked on
+    several setups, how many setups held and the per-setup detail (one row per setup)."""
+
+    estimate: float
+    low: float
+    high: float
+    setups_held: int | None = None
+    setups: int | None = None
+    detail: pd.DataFrame | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One registered claim.
+
+    Parameters
+    ----------
+    id : str
+        Unique id, ``"<paper>.<name>"`` (e.g. ``"p1.gold_within_bounds"``).
+    paper : str
+        ``"P1"`` ... ``"P5"``, or ``"benchmark"`` for the benchmark's own hypotheses.
+    statement : str
+        The paper's words (or, for an own claim, ours).
+    source : str
+        Where the words stand: section, table, figure.
+    quantity : str
+        What :attr:`decide` estimates, with its unit.
+    threshold, direction : float, str
+        The criterion ``quantity <direction> threshold``; ``direction`` is one of ``>=``, ``>``, ``<=``, ``<``.
+    criterion_source : str
+        ``"paper"`` (the paper's own number or wording) or ``"ours"`` (then ``rationale`` says why).
+    rationale : str
+        Why this criterion, and how several setups give one verdict.
+    decide : callable
+        ``decide(**inputs) -> Decision``.
+    cases : mapping
+        ``{"holds": make_inputs, "fails": make_inputs}``: zero-argument callables returning ``decide``'s keyword
+        arguments for a plausible frame where the claim holds and one where it fails (the tests decide both).
+    own, exploratory : bool
+        The benchmark's own hypothesis; a reading chosen after results were known.  Both stay out of the tally.
+    """
+
+    id: str
+    paper: str
+    statement: str
+    source: str
+    quantity: str
+    threshold: float
+    direction: str
+    criterion_source: str
+    rationale: str
+    decide: Callable[..., Decision]
+    cases: Mapping[str, Callable[[], dict[str, Any]]] = field(default_factory=dict)
+    own: bool = False
+    exploratory: bool = False
+
+    def __post_init__(self) -> None:
+        if self.direction not in _DIRECTIONS:
+            raise InputValidationError(f"direction: expected one of {_DIRECTIONS}, got {self.direction!r}")
+        if self.criterion_source not in ("paper", "ours"):
+            raise InputValidationError(f"criterion_source: expected 'paper' or 'ours', got {self.criterion_source!r}")
+        if not self.source.strip() or not self.statement.strip():
+            raise InputValidationError(f"claim {self.id!r}: statement and source must not be empty")
+
+    @property
+    def criterion(self) -> str:
+        return f"{self.quantity} {self.direction} {self.threshold:g} (95 % interval)"
+
+    def verdict(self, decision: Decision) -> str:
+        """``holds`` / ``fails`` / ``undecided`` for ``decision`` under this claim's criterion (:func:`verdict`)."""
+        return verdict(decision.low, decision.high, self.threshold, self.direction)
+
+    def run(self, **inputs: Any) -> tuple[Decision, str]:
+        """Decide on ``inputs``: the decision and its verdict."""
+        decision = self.decide(**inputs)
+        return decision, self.verdict(decision)
+
+
+def verdict(low: float, high: float, threshold: float, direction: str) -> str:
+    """The verdict of a 95 % interval ``[low, high]`` under the criterion ``estimate <direction> threshold``.
+
+    >>> verdict(0.82, 0.95, 0.8, ">=")
+    'holds'
+    >>> verdict(0.40, 0.79, 0.8, ">=")
+    'fails'
+    >>> verdict(0.60, 0.95, 0.8, ">=")
+    'undecided'
+    >>> verdict(-0.05, -0.01, 0.0, "<")
+    'holds'
+    """
+    if direction not in _DIRECTIONS:
+        raise InputValidationError(f"direction: expected one of {_DIRECTIONS}, got {direction!r}")
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return "undecided"
+    t = threshold
+    ok = {">=": low >= t, ">": low > t, "<=": high <= t, "<": high < t}[direction]
+    bad = {">=": high < t, ">": high <= t, "<=": low > t, "<": low >= t}[direction]
+    return "holds" if ok else "fails" if bad else "undecided"
+
+
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact binomial interval of a share ``k / n`` (Clopper & Pearson, 1934).
+
+    >>> [round(v, 3) for v in clopper_pearson(9, 10)]
+    [0.555, 0.997]
+    >>> clopper_pearson(0, 0)
+    (nan, nan)
+    """
+    from scipy.stats import beta
+
+    if n <= 0:
+        return float("nan"), float("nan")
+    if not 0 <= k <= n:
+        raise InputValidationError(f"k: expected 0 <= k <= n = {n}, got {k}")
+    a = (1 - level) / 2
+    low = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(1 - a, k + 1, n - k))
+    return low, high
+
+
+def share_decision(flags: Sequence[bool] | pd.Series, detail: pd.DataFrame | None = None) -> Decision:
+    """The share of setups where a per-setup condition holds, with its exact binomial interval over setups.
+
+    ``flags`` may hold NaN for a setup where the condition is undefined: it is left out.
+    """
+    values = pd.Series(flags, dtype=float).dropna()
+    n, k = len(values), int(values.sum())
+    low, high = clopper_pearson(k, n)
+    return Decision(k / n if n else float("nan"), low, high, setups_held=k, setups=n, detail=detail)
+
+
+def bootstrap_decision(
+    statistic: Callable[[np.ndarray], float],
+    n: int,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    detail: pd.DataFrame | None = None,
+    setups_held: int | None = None,
+    setups: int | None = None,
+) -> Decision:
+    """``statistic(index)`` on all ``n`` units and its percentile interval over ``n_boot`` resamples of the units
+    (drawn with replacement, one seeded generator: the same inputs give the same interval).
+
+    Resamples where the statistic is undefined (NaN) are left out; with fewer than half defined the interval is NaN.
+    """
+    if n < 1:
+        return Decision(float("nan"), float("nan"), float("nan"), setups_held, setups, detail)
+    rng = np.random.default_rng(seed)
+    estimate = float(statistic(np.arange(n)))
+    reps = np.array([statistic(rng.integers(0, n, n)) for _ in range(n_boot)], dtype=float)
+    reps = reps[np.isfinite(reps)]
+    if n < 2 or len(reps) < n_boot / 2:
+        low = high = float("nan")
+    else:
+        a = (1 - level) / 2
+        low, high = (float(v) for v in np.quantile(reps, [a, 1 - a]))
+    return Decision(estimate, low, high, setups_held, setups, detail)
+
+
+def _claims_dir(results: str | os.PathLike[str] | None) -> Path:
+    from helpers.results import results_dir
+
+    base = Path(results) if results is not None else results_dir()
+    path = base / "claims"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (np.integer, np.floating, np.bool_)):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def record_claim(
+    claim: Claim, decision: Decision, *, notebook: str | None = None, results: str | os.PathLike[str] | None = None
+) -> dict[str, Any]:
+    """Append the outcome of ``claim`` to ``<results>/claims/<notebook>.jsonl`` (one JSON line; the last line of a
+    claim id wins when read back) and write its per-setup detail, if any, beside it as
+    ``<notebook>.<claim id>.csv``."""
+    nb = notebook or os.environ.get("HELPERS_NOTEBOOK") or "interactive"
+    entry = {
+        "notebook": nb, "paper": claim.paper, "id": claim.id, "statement": claim.statement, "source": claim.source,
+        "quantity": claim.quantity, "criterion": claim.criterion, "criterion_source": claim.criterion_source,
+        "rationale": claim.rationale, "estimate": _plain(decision.estimate), "low": _plain(decision.low),
+        "high": _plain(decision.high), "verdict": claim.verdict(decision), "setups_held": decision.setups_held,
+        "setups": decision.setups, "own": claim.own, "exploratory": claim.exploratory, "note": decision.note,
+        "profile": os.environ.get("HELPERS_PROFILE", ""),
+    }  # fmt: skip
+    folder = _claims_dir(results)
+    with open(folder / f"{nb}.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry, sort_keys=True) + "\n")
+    if decision.detail is not None and len(decision.detail):
+        decision.detail.to_csv(folder / f"{nb}.{claim.id}.csv", index=False)
+    return entry
+
+
+def decide_and_record(claims: Sequence[Claim], inputs: Mapping[str, Mapping[str, Any]], **kw: Any) -> pd.DataFrame:
+    """Decide every claim whose id is in ``inputs`` (``{id: decide's keyword arguments}``), record each outcome
+    (:func:`record_claim`) and return them as a frame (id, estimate, low, high, verdict, setups), for display."""
+    by_id = {c.id: c for c in claims}
+    unknown = sorted(set(inputs) - set(by_id))
+    if unknown:
+        raise InputValidationError(f"inputs: unknown claim ids {unknown}; registered: {sorted(by_id)}")
+    rows = []
+    for cid, kwargs in inputs.items():
+        entry = record_claim(by_id[cid], by_id[cid].decide(**kwargs), **kw)
+        rows.append({k: entry[k] for k in ("id", "estimate", "low", "high", "verdict", "setups_held", "setups",
+                                           "exploratory")})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def collect_claims(results: str | os.PathLike[str]) -> pd.DataFrame:
+    """Every claim outcome recorded under ``<results>/claims/`` (the last record of an id wins), one row each."""
+    folder = Path(results) / "claims"
+    rows = []
+    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:  # a line cut by a hard kill
+                continue
+    columns = [c for c in CLAIM_COLUMNS if c not in ("seeds_held", "seeds")] + ["rationale", "note"]
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    df = pd.DataFrame(rows).drop_duplicates("id", keep="last")
+    return df.reindex(columns=columns).sort_values(["paper", "id"]).reset_index(drop=True)
+
+
+def stability_table(runs: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
+    """One row per claim over several seeds' outcomes (``{seed: collect_claims(...)}``): the verdict and estimate
+    per seed, ``seeds_held`` of ``seeds`` and whether the verdict changed across seeds."""
+    frames = [f.assign(seed=s) for s, f in runs.items() if len(f)]
+    if not frames:
+        return pd.DataFrame(columns=["paper", "id", "seeds_held", "seeds", "verdicts", "changes"])
+    df = pd.concat(frames, ignore_index=True)
+    rows = []
+    for (paper, cid), g in df.groupby(["paper", "id"], sort=True):
+        g = g.sort_values("seed")
+        row = {"paper": paper, "id": cid, "seeds_held": int((g.verdict == "holds").sum()), "seeds": len(g),
+               "verdicts": "; ".join(f"seed {s}: {v}" for s, v in zip(g.seed, g.verdict)),
+               "changes": g.verdict.nunique() > 1}  # fmt: skip
+        for s, e, lo, hi in zip(g.seed, g.estimate, g.low, g.high):
+            row[f"seed {s}"] = f"{_fmt(e)} [{_fmt(lo)}, {_fmt(hi)}]"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _fmt(v: Any) -> str:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return ""
+    return "nan" if not math.isfinite(v) else f"{v:.3g}"
+
+
+def claims_csv(claims: pd.DataFrame, stability: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The ``figures/claims.csv`` table: ``claims`` (:func:`collect_claims`) with ``seeds_held`` / ``seeds`` from
+    ``stability`` (:func:`stability_table`; without it, this run's verdict on its one seed)."""
+    df = claims.copy()
+    df["seeds"] = 1
+    df["seeds_held"] = (df["verdict"] == "holds").astype(int)
+    if stability is not None and len(stability):
+        st = stability.set_index("id")
+        known = df["id"].isin(st.index)
+        df.loc[known, "seeds"] = df.loc[known, "id"].map(st["seeds"]).astype(int)
+        df.loc[known, "seeds_held"] = df.loc[known, "id"].map(st["seeds_held"]).astype(int)
+    return df.reindex(columns=CLAIM_COLUMNS).reset_index(drop=True)
+
+
+def _flag(v: Any) -> bool:
+    return str(v).strip().lower() in ("true", "1", "1.0")
+
+
+def tally(claims: pd.DataFrame) -> pd.DataFrame:
+    """Per paper: distinct paper claims that hold / fail / are undecided, with the benchmark's own claims apart and
+    exploratory readings left out."""
+    cols = ["paper", "kind", "claims", "holds", "fails", "undecided"]
+    if claims.empty:
+        return pd.DataFrame(columns=cols)
+    df = claims[~claims["exploratory"].map(_flag)].copy()
+    df["kind"] = np.where(df["own"].map(_flag), "own", "paper")
+    rows = []
+    for (paper, kind), g in df.groupby(["paper", "kind"], sort=True):
+        rows.append({"paper": paper, "kind": kind, "claims": len(g),
+                     **{v: int((g["verdict"] == v).sum()) for v in VERDICTS}})  # fmt: skip
+    return pd.DataFrame(rows, columns=cols)
+
+
+def render_details(folder: str | os.PathLike[str], claims: pd.DataFrame) -> str:
+    """Markdown of every claim's per-setup detail (the ``<notebook>.<claim id>.csv`` files in ``folder``), each under
+    its claim id with the verdict, for the reports and ``figures/claims_detail.md``."""
+    from helpers.tables import to_markdown
+
+    folder = Path(folder)
+    parts = ["# Claims: per-setup detail", "Generated from the run's records; one table per claim decided on several "
+             "setups, sets, pairs or models (the rows its estimate is computed from)."]  # fmt: skip
+    by_id = claims.set_index("id") if len(claims) else pd.DataFrame()
+    for path in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
+        cid = path.stem.split(".", 1)[1] if "." in path.stem else path.stem
+        head = f"## `{cid}`"
+        if cid in by_id.index:
+            r = by_id.loc[cid]
+            head += f" — {r['verdict']} ({r['quantity']}: {_fmt(r['estimate'])} [{_fmt(r['low'])}, {_fmt(r['high'])}])"
+        parts += [head, to_markdown(pd.read_csv(path))]
+    return "\n\n".join(p.rstrip() for p in parts) + "\n"

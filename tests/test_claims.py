@@ -1,0 +1,192 @@
+"""The claims registry: every registered claim can hold and can fail, verdicts come from intervals, records read back."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from helpers.claims import (
+    CLAIM_COLUMNS,
+    Claim,
+    Decision,
+    bootstrap_decision,
+    claims_csv,
+    clopper_pearson,
+    collect_claims,
+    decide_and_record,
+    record_claim,
+    share_decision,
+    stability_table,
+    tally,
+    verdict,
+)
+from helpers.errors import InputValidationError
+from helpers.paths import REPO_ROOT
+
+REGISTRIES = [
+    "helpers.experiments.p1_bounds.claims",
+    "helpers.experiments.p2_selective.claims",
+    "helpers.experiments.p3_selftraining.claims",
+    "helpers.experiments.p4_attribution.claims",
+    "helpers.experiments.p5_mde.claims",
+    "helpers.experiments.p6_benchmark.claims",
+]
+ALL = [c for mod in REGISTRIES for c in importlib.import_module(mod).CLAIMS]
+
+
+def test_every_claim_id_is_unique_and_has_its_words_source_and_criterion():
+    ids = [c.id for c in ALL]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    for c in ALL:
+        assert c.statement.strip() and c.source.strip() and c.quantity.strip() and c.rationale.strip(), c.id
+        assert c.criterion_source in ("paper", "ours") and c.direction in (">=", ">", "<=", "<")
+        assert c.own == (c.paper == "benchmark"), c.id  # the benchmark's hypotheses are its own, never a paper's
+        assert c.id.split(".")[0] in ("p1", "p2", "p3", "p4", "p5", "bench")
+
+
+@pytest.mark.parametrize("claim", ALL, ids=[c.id for c in ALL])
+def test_every_claim_holds_on_its_holding_case_and_fails_on_its_failing_case(claim):
+    """A claim that cannot fail is not a claim: each one decides a plausible frame each way."""
+    assert set(claim.cases) == {"holds", "fails"}, claim.id
+    for expected, make in claim.cases.items():
+        decision, got = claim.run(**make())
+        assert got == expected, (claim.id, expected, decision)
+        assert decision.low <= decision.estimate + 1e-12 or np.isnan(decision.low), claim.id
+
+
+def test_verdict_from_the_interval_hand_computed():
+    assert verdict(0.80, 0.95, 0.8, ">=") == "holds"  # lower end on the threshold: >= holds
+    assert verdict(0.80, 0.95, 0.8, ">") == "undecided"  # ... but > does not
+    assert verdict(0.40, 0.79, 0.8, ">=") == "fails"
+    assert verdict(0.60, 0.95, 0.8, ">=") == "undecided"
+    assert verdict(-0.3, -0.1, 0.0, "<") == "holds" and verdict(0.0, 0.2, 0.0, "<") == "fails"
+    assert verdict(float("nan"), 1.0, 0.5, ">") == "undecided"
+    with pytest.raises(InputValidationError, match="direction"):
+        verdict(0.1, 0.2, 0.0, "=>")
+
+
+def test_clopper_pearson_matches_the_beta_quantiles():
+    # 7 of 10: the exact interval (scipy.stats.binomtest gives the same) is [0.3475, 0.9333]
+    low, high = clopper_pearson(7, 10)
+    assert low == pytest.approx(0.3475, abs=1e-4) and high == pytest.approx(0.9333, abs=1e-4)
+    assert clopper_pearson(0, 5)[0] == 0.0 and clopper_pearson(5, 5)[1] == 1.0
+    with pytest.raises(InputValidationError, match="k"):
+        clopper_pearson(6, 5)
+
+
+def test_share_decision_leaves_undefined_setups_out():
+    d = share_decision([True, False, np.nan, True])
+    assert (d.estimate, d.setups_held, d.setups) == (pytest.approx(2 / 3), 2, 3)
+
+
+def test_bootstrap_decision_is_deterministic_and_brackets_the_mean():
+    x = np.random.default_rng(0).normal(1.0, 1.0, 200)
+    a = bootstrap_decision(lambda i: float(x[i].mean()), len(x))
+    b = bootstrap_decision(lambda i: float(x[i].mean()), len(x))
+    assert (a.low, a.high) == (b.low, b.high)
+    assert a.low < x.mean() < a.high and a.high - a.low == pytest.approx(2 * 1.96 / np.sqrt(200), rel=0.25)
+    one = bootstrap_decision(lambda i: float(x[i].mean()), 1)  # one unit: no interval, so no verdict
+    assert np.isnan(one.low) and np.isnan(one.high)
+
+
+def test_a_claim_without_source_or_with_a_bad_criterion_is_refused():
+    kw = dict(id="x.y", paper="P1", statement="s", quantity="q", threshold=0.0, direction=">",
+              criterion_source="paper", rationale="r", decide=lambda: Decision(0, 0, 0))  # fmt: skip
+    with pytest.raises(InputValidationError, match="source"):
+        Claim(source="  ", **kw)
+    with pytest.raises(InputValidationError, match="criterion_source"):
+        Claim(source="s", **{**kw, "criterion_source": "after the fact"})
+    with pytest.raises(InputValidationError, match="direction"):
+        Claim(source="s", **{**kw, "direction": "about"})
+
+
+def _claim(cid: str, *, own: bool = False, exploratory: bool = False) -> Claim:
+    return Claim(id=cid, paper="benchmark" if own else "P9", statement="s", source="paper 9, Table 1", quantity="q",
+                 threshold=0.5, direction=">", criterion_source="ours", rationale="r", own=own,
+                 exploratory=exploratory, decide=lambda v: Decision(v, v - 0.1, v + 0.1))  # fmt: skip
+
+
+def test_records_read_back_one_row_per_claim_last_wins(tmp_path):
+    c = _claim("p9.a")
+    record_claim(c, Decision(0.1, 0.0, 0.2), notebook="nb", results=tmp_path)
+    record_claim(c, Decision(0.9, 0.7, 0.95, setups_held=3, setups=4, detail=pd.DataFrame({"s": [1]})),
+                 notebook="nb", results=tmp_path)  # fmt: skip
+    (tmp_path / "claims" / "nb.jsonl").open("a").write('{"cut by a kill')  # a torn last line is skipped
+    got = collect_claims(tmp_path)
+    assert len(got) == 1 and got.loc[0, "verdict"] == "holds" and got.loc[0, "estimate"] == 0.9
+    assert (tmp_path / "claims" / "nb.p9.a.csv").exists()  # the per-setup detail beside it
+    table = claims_csv(got)
+    assert list(table.columns) == CLAIM_COLUMNS and table.loc[0, "seeds"] == 1 and table.loc[0, "seeds_held"] == 1
+
+
+def test_decide_and_record_refuses_an_unknown_id(tmp_path):
+    with pytest.raises(InputValidationError, match="unknown claim ids"):
+        decide_and_record([_claim("p9.a")], {"p9.b": {"v": 1.0}}, notebook="nb", results=tmp_path)
+    out = decide_and_record([_claim("p9.a")], {"p9.a": {"v": 1.0}}, notebook="nb", results=tmp_path)
+    assert out.loc[0, "verdict"] == "holds"
+
+
+def test_tally_counts_distinct_paper_claims_and_keeps_own_and_exploratory_apart(tmp_path):
+    for cid, v, kw in [("p9.a", 1.0, {}), ("p9.b", 0.0, {}), ("p9.c", 0.5, {}), ("p9.d", 1.0, {"exploratory": True}),
+                       ("bench.e", 1.0, {"own": True})]:  # fmt: skip
+        record_claim(_claim(cid, **kw), Decision(v, v - 0.1, v + 0.1), notebook="nb", results=tmp_path)
+    t = tally(collect_claims(tmp_path)).set_index(["paper", "kind"])
+    assert t.loc[("P9", "paper")].to_dict() == {"claims": 3, "holds": 1, "fails": 1, "undecided": 1}
+    assert t.loc[("benchmark", "own")].to_dict() == {"claims": 1, "holds": 1, "fails": 0, "undecided": 0}
+
+
+def test_stability_table_counts_seeds_and_names_the_claims_that_change(tmp_path):
+    runs = {}
+    for seed, values in {0: (1.0, 1.0), 1: (1.0, 0.0), 2: (1.0, 1.0)}.items():
+        folder = tmp_path / f"s{seed}"
+        for cid, v in zip(("p9.a", "p9.b"), values):
+            record_claim(_claim(cid), Decision(v, v - 0.1, v + 0.1), notebook="nb", results=folder)
+        runs[seed] = collect_claims(folder)
+    st = stability_table(runs).set_index("id")
+    assert st.loc["p9.a", "seeds_held"] == 3 and not st.loc["p9.a", "changes"]
+    assert st.loc["p9.b", "seeds_held"] == 2 and st.loc["p9.b", "changes"] and st.loc["p9.b", "seeds"] == 3
+    merged = claims_csv(runs[0], st.reset_index()).set_index("id")
+    assert merged.loc["p9.b", "seeds_held"] == 2 and merged.loc["p9.b", "seeds"] == 3
+
+
+def test_no_notebook_decides_a_claim_in_its_cells():
+    """Verdicts come from the registries; a notebook cell never holds a ``passed=`` expression."""
+    for path in sorted((REPO_ROOT / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            assert "passed=" not in "".join(cell["source"]), path.name
+
+
+def test_a_run_with_only_another_seed_is_labelled_by_its_seed():
+    from helpers.runner import run_label
+
+    assert run_label({"seed": 2}) == "seed2"
+    assert run_label({"seed": 2, "epochs": 3}) == "custom" and run_label({"seed": "2"}) == "custom"
+    assert run_label({}) == "" and run_label({"byod_path": "x.csv"}) == "byod"
+
+
+def test_seeds_command_builds_the_stability_table_from_the_reference_and_the_seed_runs(tmp_path):
+    from helpers.paths import mark_latest, runs_dir
+    from helpers.publish import seed_runs, seeds_stability
+
+    def run(name: str, label: str, value: float):
+        folder = runs_dir() / "default" / name
+        record_claim(_claim("p9.a"), Decision(value, value - 0.1, value + 0.1), notebook="nb", results=folder / "results")
+        (folder / "run_status.json").write_text(json.dumps({"_run": {"label": label, "status": "ok"}}))
+        return folder
+
+    base = run("20260101-000000", "", 1.0)
+    mark_latest(base)
+    run("20260101-010000-seed1", "seed1", 0.0)
+    run("20260101-020000-seed2", "seed2", 1.0)
+    assert sorted(seed_runs("default")) == [0, 1, 2]
+    dest = tmp_path / "figs"
+    dest.mkdir()
+    claims_csv(collect_claims(base / "results")).to_csv(dest / "claims.csv", index=False)
+    table = seeds_stability("default", destination=dest)
+    assert table.loc[0, "seeds_held"] == 2 and table.loc[0, "changes"]
+    assert "p9.a" in (dest / "claims_seeds.md").read_text()
+    assert pd.read_csv(dest / "claims.csv").loc[0, "seeds"] == 3
