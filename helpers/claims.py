@@ -62,7 +62,7 @@ _DIRECTIONS = (">=", ">", "<=", "<")
 #: the columns of ``figures/claims.csv`` (one row per distinct claim)
 CLAIM_COLUMNS = [
     "paper", "id", "statement", "source", "quantity", "criterion", "criterion_source", "estimate", "low", "high",
-    "verdict", "setups_held", "setups", "seeds_held", "seeds", "own", "exploratory", "notebook",
+    "verdict", "setups_held", "setups", "seeds_held", "seeds", "own", "exploratory", "notebook", "rationale",
 ]  # fmt: skip
 
 
@@ -295,7 +295,7 @@ def collect_claims(results: str | os.PathLike[str]) -> pd.DataFrame:
                 rows.append(json.loads(line))
             except json.JSONDecodeError:  # a line cut by a hard kill
                 continue
-    columns = [c for c in CLAIM_COLUMNS if c not in ("seeds_held", "seeds")] + ["rationale", "note"]
+    columns = [c for c in CLAIM_COLUMNS if c not in ("seeds_held", "seeds")] + ["note"]
     if not rows:
         return pd.DataFrame(columns=columns)
     df = pd.DataFrame(rows).drop_duplicates("id", keep="last")
