@@ -38,21 +38,26 @@ PAPER_ACC_MEAN = round(float(np.mean([v["ACC"] for v in PAPER_T1.values()]
 PAPER_FACTORS = {"PAWS": "SWAP-AVG", "HANS-SUB": "INDEX-DIFF", "HANS-CON": "CONST"}
 
 
-def _setting_means(baselines: pd.DataFrame, rng: np.random.Generator | None) -> pd.DataFrame:
+def _wide(baselines: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per setting: one row per informative model pair, one column per ranker (pairwise accuracy, a fraction)."""
+    return {s: g.pivot_table(index=["model_a", "model_b"], columns="ranker", values="accuracy")
+            for s, g in baselines.groupby("setting", sort=True)}  # fmt: skip
+
+
+def _setting_means(wide: dict[str, pd.DataFrame], rng: np.random.Generator | None) -> pd.DataFrame:
     """Ranking accuracy (%) per setting (rows) and ranker (columns), on all pairs or a resample of each setting's."""
     out = {}
-    for setting, g in baselines.groupby("setting", sort=True):
-        w = g.pivot_table(index=["model_a", "model_b"], columns="ranker", values="accuracy")
-        if rng is not None:
-            w = w.iloc[rng.integers(0, len(w), len(w))]
-        out[setting] = w.mean() * 100
+    for setting, w in wide.items():
+        v = w.to_numpy(float) if rng is None else w.to_numpy(float)[rng.integers(0, len(w), len(w))]
+        out[setting] = pd.Series(np.nanmean(v, axis=0) * 100, index=w.columns)
     return pd.DataFrame(out).T
 
 
 def _boot(baselines: pd.DataFrame, stat, n_boot: int = N_BOOT, seed: int = 0) -> Decision:
     rng = np.random.default_rng(seed)
-    full = _setting_means(baselines, None)
-    reps = [stat(_setting_means(baselines, rng)) for _ in range(n_boot)]
+    wide = _wide(baselines)
+    full = _setting_means(wide, None)
+    reps = [stat(_setting_means(wide, rng)) for _ in range(n_boot)]
     low, high = np.quantile(reps, [0.025, 0.975])
     return Decision(float(stat(full)), float(low), float(high), detail=full.round(1).reset_index(names="setting"))
 
@@ -255,7 +260,7 @@ def claim_inputs(*, msgs_results: dict, pair_results: dict, msgs_dirs: pd.DataFr
     """
     baselines = pd.concat([_pairs_frame({f"MSGS-{f.upper()}": r for f, r in msgs_results.items()}, msgs_method),
                            _pairs_frame(pair_results, pair_method)], ignore_index=True)  # fmt: skip
-    acc = _setting_means(baselines, None)["ACC"]
+    acc = _setting_means(_wide(baselines), None)["ACC"]
     rows = [{"setting": f"MSGS-{r.feature}", "factor": factor_names[r.feature.lower()], "attribution": r.attribution,
              "a_priori": r.a_priori, "protocol": r.protocol} for r in msgs_dirs.itertuples()]  # fmt: skip
     rows += [{"setting": r.setting, "factor": r.factor, "attribution": r.attribution, "a_priori": r.a_priori,
