@@ -79,7 +79,8 @@ def record(
     unit : str
         Unit of ``value`` (``"fraction"``, ``"s"``...).
     claim, passed : optional
-        A paper claim this metric tests and whether it held here.
+        A free-text note of what the metric bears on.  Not counted anywhere: a paper's claims are registered and
+        decided with their intervals by :mod:`helpers.claims`.
     **labels
         Extra identifying labels (dataset, model, shift...); part of the record's key.
 
