@@ -48,6 +48,7 @@ __all__ = [
     "clopper_pearson",
     "share_decision",
     "bootstrap_decision",
+    "bootstrap_groups",
     "record_claim",
     "decide_and_record",
     "collect_claims",
@@ -200,6 +201,37 @@ def share_decision(flags: Sequence[bool] | pd.Series, detail: pd.DataFrame | Non
     return Decision(k / n if n else float("nan"), low, high, setups_held=k, setups=n, detail=detail)
 
 
+def bootstrap_groups(
+    statistic: Callable[[dict[Any, np.ndarray]], float],
+    sizes: Mapping[Any, int],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    **decision: Any,
+) -> Decision:
+    """``statistic({group: index})`` on every group's units, and its percentile interval over ``n_boot`` replicates
+    that resample each group's units independently, with replacement (a stratified bootstrap: test points within
+    each pair, sets within each backbone, model pairs within each setting).  One seeded generator: the same inputs
+    give the same interval.  ``decision`` goes to :class:`Decision` (setups held, detail, note).
+
+    Replicates where the statistic is undefined (NaN) are left out; with fewer than half defined, or a group of
+    fewer than two units, the interval is NaN (no verdict).
+    """
+    rng = np.random.default_rng(seed)
+    estimate = float(statistic({g: np.arange(n) for g, n in sizes.items()}))
+    if not sizes or min(sizes.values()) < 2:
+        return Decision(estimate, float("nan"), float("nan"), **decision)
+    reps = np.array([statistic({g: rng.integers(0, n, n) for g, n in sizes.items()}) for _ in range(n_boot)],
+                    dtype=float)  # fmt: skip
+    reps = reps[np.isfinite(reps)]
+    if len(reps) < n_boot / 2:
+        return Decision(estimate, float("nan"), float("nan"), **decision)
+    a = (1 - level) / 2
+    low, high = (float(v) for v in np.quantile(reps, [a, 1 - a]))
+    return Decision(estimate, low, high, **decision)
+
+
 def bootstrap_decision(
     statistic: Callable[[np.ndarray], float],
     n: int,
@@ -207,27 +239,11 @@ def bootstrap_decision(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
-    detail: pd.DataFrame | None = None,
-    setups_held: int | None = None,
-    setups: int | None = None,
+    **decision: Any,
 ) -> Decision:
     """``statistic(index)`` on all ``n`` units and its percentile interval over ``n_boot`` resamples of the units
-    (drawn with replacement, one seeded generator: the same inputs give the same interval).
-
-    Resamples where the statistic is undefined (NaN) are left out; with fewer than half defined the interval is NaN.
-    """
-    if n < 1:
-        return Decision(float("nan"), float("nan"), float("nan"), setups_held, setups, detail)
-    rng = np.random.default_rng(seed)
-    estimate = float(statistic(np.arange(n)))
-    reps = np.array([statistic(rng.integers(0, n, n)) for _ in range(n_boot)], dtype=float)
-    reps = reps[np.isfinite(reps)]
-    if n < 2 or len(reps) < n_boot / 2:
-        low = high = float("nan")
-    else:
-        a = (1 - level) / 2
-        low, high = (float(v) for v in np.quantile(reps, [a, 1 - a]))
-    return Decision(estimate, low, high, setups_held, setups, detail)
+    (:func:`bootstrap_groups` with one group)."""
+    return bootstrap_groups(lambda idx: statistic(idx[0]), {0: n}, n_boot=n_boot, seed=seed, level=level, **decision)
 
 
 def _claims_dir(results: str | os.PathLike[str] | None) -> Path:

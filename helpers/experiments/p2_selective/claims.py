@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from helpers.claims import Claim, Decision, bootstrap_decision, share_decision
+from helpers.claims import Claim, Decision, bootstrap_decision, bootstrap_groups, share_decision
 from helpers.metrics import kendall_tau
 from helpers.selective import accuracy_coverage_curve, auc, disca
 from helpers.selective.diagnostics import tail_accuracy
@@ -52,7 +52,6 @@ def _largest_failure(splits: Mapping[str, Data], *, tail: float = 0.3, tolerance
                      decimals: int = 2, n_boot: int = N_BOOT) -> Decision:  # fmt: skip
     """max over splits and ordered pairs of min(AUC_A - AUC_B, tail_B - tail_A): > 0 is a tail failure of AUC."""
     names = list(splits)
-    rng = np.random.default_rng(0)
 
     def gap(st: pd.DataFrame) -> float:
         d_auc = st["auc"].to_numpy()[:, None] - st["auc"].to_numpy()[None, :]
@@ -61,13 +60,8 @@ def _largest_failure(splits: Mapping[str, Data], *, tail: float = 0.3, tolerance
         np.fill_diagonal(both, -np.inf)
         return float(both.max())
 
-    def value(resample: bool) -> float:
-        out = []
-        for s in names:
-            n = _n(splits[s])
-            idx = rng.integers(0, n, n) if resample else None
-            out.append(gap(_stats(splits[s], idx, tail=tail, tolerance=tolerance, decimals=decimals)))
-        return max(out)
+    def statistic(idx: dict) -> float:
+        return max(gap(_stats(splits[s], idx[s], tail=tail, tolerance=tolerance, decimals=decimals)) for s in names)
 
     rows = []
     for s in names:
@@ -78,10 +72,8 @@ def _largest_failure(splits: Mapping[str, Data], *, tail: float = 0.3, tolerance
                     rows.append({"split": s, "model_a": a, "model_b": b, "auc_gap": st.auc[a] - st.auc[b],
                                  "tail_gap": st.tail_acc[b] - st.tail_acc[a]})  # fmt: skip
     detail = pd.DataFrame(rows, columns=["split", "model_a", "model_b", "auc_gap", "tail_gap"])
-    estimate = value(False)
-    low, high = np.quantile([value(True) for _ in range(n_boot)], [0.025, 0.975])
-    return Decision(estimate, float(low), float(high), setups_held=len(detail),
-                    setups=sum(len(splits[s]) * (len(splits[s]) - 1) for s in names), detail=detail)
+    return bootstrap_groups(statistic, {s: _n(splits[s]) for s in names}, n_boot=n_boot, detail=detail,
+                            setups_held=len(detail), setups=sum(len(splits[s]) * (len(splits[s]) - 1) for s in names))
 
 
 def _ranking_gap(data: Data, *, metric: str, tail: float = 0.3, tolerance: float = 0.95, decimals: int = 2,

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from helpers.claims import Claim, Decision, bootstrap_decision, share_decision
+from helpers.claims import Claim, Decision, bootstrap_decision, bootstrap_groups, share_decision
 
 __all__ = ["CLAIMS", "ACCURACY_BASELINES", "DETECTION_BASELINES", "claim_inputs"]
 
@@ -61,40 +61,25 @@ def _setup_gaps(runs: Runs, idx: Mapping | None, *, kind: str) -> dict[str, floa
     return out
 
 
-def _worst_gap(runs: Runs, *, kind: str, n_boot: int = N_BOOT, seed: int = 0) -> Decision:
+def _worst_gap(runs: Runs, *, kind: str, n_boot: int = N_BOOT) -> Decision:
     """max over setups of the per-setup gap (< 0: RM better on every setup), bootstrap over target points."""
-    rng = np.random.default_rng(seed)
-    sizes = {k: len(ex["true_error"]) for k, ex in runs.items()}
     full = _setup_gaps(runs, None, kind=kind)
-    reps = []
-    for _ in range(n_boot):
-        idx = {k: rng.integers(0, n, n) for k, n in sizes.items()}
-        reps.append(max(_setup_gaps(runs, idx, kind=kind).values()))
-    low, high = np.quantile(reps, [0.025, 0.975])
     detail = pd.DataFrame({"setup": list(full), "gap": list(full.values()),
                            "pairs": [sum(1 for s, _ in runs if s == k) for k in full]})  # fmt: skip
-    held = int(sum(v < 0 for v in full.values()))
-    return Decision(max(full.values()), float(low), float(high), setups_held=held, setups=len(full), detail=detail)
+    return bootstrap_groups(lambda idx: max(_setup_gaps(runs, idx, kind=kind).values()),
+                            {k: len(ex["true_error"]) for k, ex in runs.items()}, n_boot=n_boot, detail=detail,
+                            setups_held=int(sum(v < 0 for v in full.values())), setups=len(full))  # fmt: skip
 
 
-def _self_training_gain(runs: Runs, *, n_boot: int = N_BOOT, seed: int = 0) -> Decision:
+def _self_training_gain(runs: Runs, *, n_boot: int = N_BOOT) -> Decision:
     """MAE of round 1 (T = 1) - MAE after T rounds, over every RI and RM run; > 0 when self-training helps."""
-    rng = np.random.default_rng(seed)
-    sizes = {k: len(ex["true_error"]) for k, ex in runs.items()}
 
-    def gain(idx: Mapping | None) -> float:
-        g = []
-        for k, ex in runs.items():
-            for m in ("Ours (RI)", RM):
-                if f"{m} round 1" not in ex["residual"]:
-                    continue
-                i = slice(None) if idx is None else idx[k]
-                g.append(abs(ex["residual"][f"{m} round 1"][i].mean()) - abs(ex["residual"][m][i].mean()))
+    def gain(idx: Mapping) -> float:
+        g = [abs(ex["residual"][f"{m} round 1"][idx[k]].mean()) - abs(ex["residual"][m][idx[k]].mean())
+             for k, ex in runs.items() for m in ("Ours (RI)", RM) if f"{m} round 1" in ex["residual"]]  # fmt: skip
         return float(np.mean(g)) if g else float("nan")
 
-    reps = [gain({k: rng.integers(0, n, n) for k, n in sizes.items()}) for _ in range(n_boot)]
-    low, high = np.quantile(reps, [0.025, 0.975])
-    return Decision(gain(None), float(low), float(high))
+    return bootstrap_groups(gain, {k: len(ex["true_error"]) for k, ex in runs.items()}, n_boot=n_boot)
 
 
 def _ablation_gain(ablation: pd.DataFrame, *, param: str) -> Decision:

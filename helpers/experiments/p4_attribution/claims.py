@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from helpers.claims import Claim, Decision, share_decision
+from helpers.claims import Claim, Decision, bootstrap_decision, bootstrap_groups, share_decision
 
 __all__ = ["CLAIMS", "PAPER_T1", "PAPER_T2", "PAPER_FACTORS", "PAPER_ACC_MEAN", "claim_inputs"]
 
@@ -44,22 +44,21 @@ def _wide(baselines: pd.DataFrame) -> dict[str, pd.DataFrame]:
             for s, g in baselines.groupby("setting", sort=True)}  # fmt: skip
 
 
-def _setting_means(wide: dict[str, pd.DataFrame], rng: np.random.Generator | None) -> pd.DataFrame:
-    """Ranking accuracy (%) per setting (rows) and ranker (columns), on all pairs or a resample of each setting's."""
+def _setting_means(wide: dict[str, pd.DataFrame], idx: dict | None = None) -> pd.DataFrame:
+    """Ranking accuracy (%) per setting (rows) and ranker (columns), on all pairs or the pairs ``idx[setting]``."""
     out = {}
     for setting, w in wide.items():
-        v = w.to_numpy(float) if rng is None else w.to_numpy(float)[rng.integers(0, len(w), len(w))]
+        v = w.to_numpy(float) if idx is None else w.to_numpy(float)[idx[setting]]
         out[setting] = pd.Series(np.nanmean(v, axis=0) * 100, index=w.columns)
     return pd.DataFrame(out).T
 
 
-def _boot(baselines: pd.DataFrame, stat, n_boot: int = N_BOOT, seed: int = 0) -> Decision:
-    rng = np.random.default_rng(seed)
+def _boot(baselines: pd.DataFrame, stat, n_boot: int = N_BOOT) -> Decision:
+    """``stat`` of the per-setting ranking accuracies; bootstrap over each setting's informative pairs."""
     wide = _wide(baselines)
-    full = _setting_means(wide, None)
-    reps = [stat(_setting_means(wide, rng)) for _ in range(n_boot)]
-    low, high = np.quantile(reps, [0.025, 0.975])
-    return Decision(float(stat(full)), float(low), float(high), detail=full.round(1).reset_index(names="setting"))
+    full = _setting_means(wide)
+    return bootstrap_groups(lambda idx: stat(_setting_means(wide, idx)), {s: len(w) for s, w in wide.items()},
+                            n_boot=n_boot, detail=full.round(1).reset_index(names="setting"))  # fmt: skip
 
 
 def _acc_strong(baselines: pd.DataFrame, n_boot: int = N_BOOT) -> Decision:
@@ -82,13 +81,11 @@ def _factors_match_acc(factors: pd.DataFrame, *, reading: str) -> Decision:
     return share_decision(flags, detail=factors[["setting", "factor", "attribution", reading, "acc"]])
 
 
-def _arch_acc_boot(arch: dict, stat, n_boot: int = N_BOOT, seed: int = 0) -> Decision:
+def _arch_acc_boot(arch: dict, stat, n_boot: int = N_BOOT) -> Decision:
     """A statistic of ACC's pooled ranking accuracy (%) on the architecture suites; bootstrap over their pairs."""
     acc = np.asarray(arch["acc_pairs"], dtype=float)
-    rng = np.random.default_rng(seed)
-    reps = [stat(100 * acc[rng.integers(0, len(acc), len(acc))].mean()) for _ in range(n_boot)]
-    low, high = np.quantile(reps, [0.025, 0.975])
-    return Decision(float(stat(100 * acc.mean())), float(low), float(high))
+    return bootstrap_decision(lambda i: stat(100 * acc[i].mean()) if len(i) else float("nan"), len(acc),
+                              n_boot=n_boot)  # fmt: skip
 
 
 def _guess_beats_acc(arch: dict, n_boot: int = N_BOOT) -> Decision:
@@ -260,7 +257,7 @@ def claim_inputs(*, msgs_results: dict, pair_results: dict, msgs_dirs: pd.DataFr
     """
     baselines = pd.concat([_pairs_frame({f"MSGS-{f.upper()}": r for f, r in msgs_results.items()}, msgs_method),
                            _pairs_frame(pair_results, pair_method)], ignore_index=True)  # fmt: skip
-    acc = _setting_means(_wide(baselines), None)["ACC"]
+    acc = _setting_means(_wide(baselines))["ACC"]
     rows = [{"setting": f"MSGS-{r.feature}", "factor": factor_names[r.feature.lower()], "attribution": r.attribution,
              "a_priori": r.a_priori, "protocol": r.protocol} for r in msgs_dirs.itertuples()]  # fmt: skip
     rows += [{"setting": r.setting, "factor": r.factor, "attribution": r.attribution, "a_priori": r.a_priori,

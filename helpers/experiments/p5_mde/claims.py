@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from helpers.claims import Claim, Decision, share_decision
+from helpers.claims import Claim, Decision, bootstrap_decision, bootstrap_groups, share_decision
 
 __all__ = ["CLAIMS", "claim_inputs"]
 
@@ -38,15 +38,13 @@ def _r2(frame: pd.DataFrame, measures: Sequence[str]) -> pd.Series:
     return pd.Series(out)
 
 
-def _per_backbone_boot(groups: dict[str, pd.DataFrame], stat, *, n_boot: int, seed: int = 0) -> Decision:
+def _per_backbone_boot(groups: dict[str, pd.DataFrame], stat, *, n_boot: int) -> Decision:
     """max over backbones of ``stat(frame)``, its interval from resampling each backbone's rows."""
-    rng = np.random.default_rng(seed)
     full = {b: stat(g) for b, g in groups.items()}
-    reps = [max(stat(g.iloc[rng.integers(0, len(g), len(g))]) for g in groups.values()) for _ in range(n_boot)]
-    low, high = np.nanquantile(reps, [0.025, 0.975])
     detail = pd.DataFrame({"backbone": list(full), "gap": list(full.values()), "sets": [len(g) for g in groups.values()]})
-    return Decision(max(full.values()), float(low), float(high), setups_held=int(sum(v < 0 for v in full.values())),
-                    setups=len(full), detail=detail)  # fmt: skip
+    return bootstrap_groups(lambda idx: max(stat(g.iloc[idx[b]]) for b, g in groups.items()),
+                            {b: len(g) for b, g in groups.items()}, n_boot=n_boot, detail=detail,
+                            setups_held=int(sum(v < 0 for v in full.values())), setups=len(full))  # fmt: skip
 
 
 def _measures(frame: pd.DataFrame, measures: Sequence[str]) -> list[str]:
@@ -102,15 +100,12 @@ def _temperature(sweep: pd.DataFrame) -> Decision:
     return share_decision(detail["best_at_1"], detail=detail)
 
 
-def _imbalance(imbalance: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> Decision:
+def _imbalance(imbalance: pd.DataFrame, n_boot: int = N_BOOT) -> Decision:
     """Mean over (backbone, set, ratio) of MDE's - nuclear norm's absolute error (pp); bootstrap over (backbone, set)."""
     w = imbalance.pivot_table(index=["backbone", "set", "ratio"], columns="measure", values="abs_error_pp")
     diff = (w["MDE"] - w["NuclearNorm"]).groupby(level=["backbone", "set"]).mean().to_numpy(float)
-    rng = np.random.default_rng(seed)
-    reps = [diff[rng.integers(0, len(diff), len(diff))].mean() for _ in range(n_boot)]
-    low, high = np.quantile(reps, [0.025, 0.975])
     detail = (w["MDE"] - w["NuclearNorm"]).groupby(level="ratio").mean().rename("MDE - NuclearNorm (pp)").reset_index()
-    return Decision(float(diff.mean()), float(low), float(high), detail=detail)
+    return bootstrap_decision(lambda i: float(diff[i].mean()), len(diff), n_boot=n_boot, detail=detail)
 
 
 # ---- plausible frames for the tests -----------------------------------------------------------------------------
