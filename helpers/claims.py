@@ -64,6 +64,7 @@ _DIRECTIONS = (">=", ">", "<=", "<")
 CLAIM_COLUMNS = [
     "paper", "id", "statement", "source", "quantity", "criterion", "criterion_source", "estimate", "low", "high",
     "verdict", "setups_held", "setups", "seeds_held", "seeds", "own", "exploratory", "notebook", "rationale",
+    "seed_verdicts",
 ]  # fmt: skip
 
 
@@ -311,7 +312,7 @@ def collect_claims(results: str | os.PathLike[str]) -> pd.DataFrame:
                 rows.append(json.loads(line))
             except json.JSONDecodeError:  # a line cut by a hard kill
                 continue
-    columns = [c for c in CLAIM_COLUMNS if c not in ("seeds_held", "seeds")] + ["note"]
+    columns = [c for c in CLAIM_COLUMNS if c not in ("seeds_held", "seeds", "seed_verdicts")] + ["note"]
     if not rows:
         return pd.DataFrame(columns=columns)
     df = pd.DataFrame(rows).drop_duplicates("id", keep="last")
@@ -351,11 +352,13 @@ def claims_csv(claims: pd.DataFrame, stability: pd.DataFrame | None = None) -> p
     df = claims.copy()
     df["seeds"] = 1
     df["seeds_held"] = (df["verdict"] == "holds").astype(int)
+    df["seed_verdicts"] = ""
     if stability is not None and len(stability):
         st = stability.set_index("id")
         known = df["id"].isin(st.index)
         df.loc[known, "seeds"] = df.loc[known, "id"].map(st["seeds"]).astype(int)
         df.loc[known, "seeds_held"] = df.loc[known, "id"].map(st["seeds_held"]).astype(int)
+        df.loc[known, "seed_verdicts"] = df.loc[known, "id"].map(st["verdicts"])
     return df.reindex(columns=CLAIM_COLUMNS).reset_index(drop=True)
 
 

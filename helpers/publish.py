@@ -226,5 +226,6 @@ def seeds_stability(profile: str = "default", *, destination: str | os.PathLike[
         + to_markdown(table) + "\n", encoding="utf-8")  # fmt: skip
     claims = load_claims(dest)
     if len(claims):
-        claims_csv(claims.drop(columns=["seeds_held", "seeds"]), table).to_csv(dest / "claims.csv", index=False)
+        claims_csv(claims.drop(columns=["seeds_held", "seeds", "seed_verdicts"], errors="ignore"), table).to_csv(
+            dest / "claims.csv", index=False)
     return table

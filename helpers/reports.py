@@ -154,6 +154,21 @@ def claim_bullets(claims: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _seed_changes(claims: pd.DataFrame) -> str:
+    """A line naming the claims whose verdict differs between seeds (``seed_verdicts`` of ``claims.csv``)."""
+    if "seed_verdicts" not in claims or claims.empty:
+        return ""
+    changed = []
+    for r in claims.itertuples():
+        verdicts = {v.split(": ")[-1] for v in str(r.seed_verdicts or "").split("; ") if ": " in v}
+        if len(verdicts) > 1:
+            changed.append(f"`{r.id}` ({r.seed_verdicts})")
+    if not changed:
+        decided = claims["seeds"].astype(float).max() if len(claims) else 1
+        return f"No verdict changes across the {int(decided)} seeds run." if decided > 1 else ""
+    return "**Verdicts that change across seeds:** " + "; ".join(changed) + "."
+
+
 def render_numbers(stem: str, frame: pd.DataFrame, claims: pd.DataFrame, comparison: pd.DataFrame,
                    times: pd.DataFrame) -> str:  # fmt: skip
     """The generated block of one notebook in its report: run time, claims, metrics beside the paper's."""
@@ -172,6 +187,7 @@ def render_numbers(stem: str, frame: pd.DataFrame, claims: pd.DataFrame, compari
         f"**Claims (holds / fails / undecided): {_counts(mine)}.** Each with its 95 % interval; the per-setup detail "
         "is in [claims_detail.md](../../figures/claims_detail.md).",
         claim_bullets(mine) if len(mine) else "(no claims recorded)",
+        _seed_changes(mine),
         "**Every metric the paper reports a number for, beside ours**",
         to_markdown(numbers) if len(numbers) else "(none)",
         NUMBERS_END,
