@@ -69,11 +69,7 @@ def publish(
     from helpers.summary import (
         WHOLE_RUN,
         load_claims,
-        load_summary,
-        render_readme_section,
-        render_summary,
         run_times,
-        update_readme,
     )
 
     run = resolve_run_dir(profile, run_folder)
@@ -129,6 +125,27 @@ def publish(
     for nb in chosen:
         for f in sorted(src_figs.glob(f"{nb}_*")):
             shutil.copy2(f, dest / f.name)
+    frame_pub, times_pub, claims_pub = render_published(dest, profile=profile, readme=readme)
+    if docs is not None:
+        _publish_docs(Path(docs), run, chosen, frame_pub, times_pub, claims_pub)
+    return chosen
+
+
+def render_published(dest: Path, *, profile: str = "default", readme: str | os.PathLike[str] | None = None,
+                     reports: str | os.PathLike[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """Re-render what is generated from the published tables of ``dest``: its ``summary.md``, the README's results
+    section (``readme``, None: leave it) and the number blocks of the reports in ``reports`` (None: leave them).
+    Returns the published ``(summary, run times, claims)`` frames."""
+    from helpers.reports import splice_reports
+    from helpers.summary import (
+        load_claims,
+        load_summary,
+        paper_comparison,
+        render_readme_section,
+        render_summary,
+        update_readme,
+    )
+
     frame_pub, times_pub = load_summary(dest)
     claims_pub = load_claims(dest)
     (dest / "summary.md").write_text(render_summary(frame_pub, times_pub, claims=claims_pub, profile=profile),
@@ -138,9 +155,9 @@ def publish(
             frame_pub, times_pub, claims=claims_pub, profile=profile, figures=dest, readme_dir=Path(readme).parent
         )
         update_readme(readme, section)
-    if docs is not None:
-        _publish_docs(Path(docs), run, chosen, frame_pub, times_pub, claims_pub)
-    return chosen
+    if reports is not None:
+        splice_reports(frame_pub, claims_pub, paper_comparison(frame_pub), times_pub, folder=Path(reports))
+    return frame_pub, times_pub, claims_pub
 
 
 def _copy_claim_details(source: Path, dest: Path, chosen: list[str]) -> None:
@@ -228,4 +245,6 @@ def seeds_stability(profile: str = "default", *, destination: str | os.PathLike[
     if len(claims):
         claims_csv(claims.drop(columns=["seeds_held", "seeds", "seed_verdicts"], errors="ignore"), table).to_csv(
             dest / "claims.csv", index=False)
+    if destination is None and (dest / "summary.csv").exists():  # the committed figures: what quotes them follows
+        render_published(dest, profile=profile, readme=REPO_ROOT / "README.md", reports=REPO_ROOT / "docs/reproductions")
     return table

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -190,3 +191,23 @@ def test_seeds_command_builds_the_stability_table_from_the_reference_and_the_see
     assert table.loc[0, "seeds_held"] == 2 and table.loc[0, "changes"]
     assert "p9.a" in (dest / "claims_seeds.md").read_text()
     assert pd.read_csv(dest / "claims.csv").loc[0, "seeds"] == 3
+
+
+def test_publishing_the_seeds_re_renders_what_quotes_the_claims(tmp_path):
+    """``seeds --publish`` changes claims.csv; summary.md, the README section and the reports' blocks follow it."""
+    from helpers.publish import render_published
+
+    figs = tmp_path / "figures"
+    shutil.copytree(REPO_ROOT / "figures", figs)
+    reports = tmp_path / "reproductions"
+    shutil.copytree(REPO_ROOT / "docs" / "reproductions", reports)
+    (figs / "summary.md").unlink()
+    claims = pd.read_csv(figs / "claims.csv", keep_default_na=False, na_values=[""])
+    flipped = claims.index[claims["verdict"] == "holds"][0]
+    claims.loc[flipped, "verdict"] = "fails"  # one verdict changes: every count quoting it must follow
+    claims.to_csv(figs / "claims.csv", index=False)
+    before = {p.name: p.read_text() for p in reports.glob("*.md")}
+    render_published(figs, reports=reports)
+    assert "hold" in (figs / "summary.md").read_text()
+    changed = [p.name for p in reports.glob("*.md") if p.read_text() != before[p.name]]
+    assert changed, "no report block followed the changed verdict"
