@@ -11,8 +11,8 @@ Where the work runs
 - ``--scheduler tcp://HOST:PORT`` (or ``$HELPERS_SCHEDULER``): an existing cluster.  Every worker needs the same
   environment (this package installed) and the same paths: a shared ``HELPERS_DATA`` and ``HELPERS_CACHE``
   (:func:`connect` checks that the workers can import ``helpers``).
-- ``--workers 1`` (``$HELPERS_WORKERS=1``): everything in the calling process, one unit after another, as before
-  the executor existed; for debugging and for tests that need it.
+- ``--workers 1`` (``$HELPERS_WORKERS=1``): everything in the calling process, one unit after another;
+  for debugging and for tests that need it.
 - A notebook opened alone (JupyterLab, plain papermill) starts its own local cluster on the first
   :func:`map_units` call and shuts it down when its kernel exits.
 
@@ -295,9 +295,29 @@ def _submit(client: Any, key: str, args: tuple, priority: int) -> Any:
     "root-ish", so the scheduler queues it and, with ``worker-saturation`` 1.0 (:func:`start`; set it on a cluster of
     your own too), gives each free thread the highest-priority unit of every notebook's.
     """
-    from dask._task_spec import Task
+    return client.get(queued_task_graph(key, _run_unit, *args), key, sync=False, priority=priority)
 
-    return client.get({key: Task(key, _run_unit, *args, _data_producer=True)}, key, sync=False, priority=priority)
+
+#: The Dask release :func:`queued_task_graph` was checked against (``tests/test_parallel.py`` re-checks the installed one).
+DASK_TASK_SPEC_CHECKED = "2026.8.0"
+
+
+def queued_task_graph(key: str, fn: Callable[..., Any], *args: Any) -> dict[str, Any]:
+    """The one-task graph ``{key: fn(*args)}``, marked as a data producer so that the scheduler queues it.
+
+    The one use of a private Dask name in the project: ``dask._task_spec.Task`` with ``_data_producer=True`` (checked
+    against Dask :data:`DASK_TASK_SPEC_CHECKED`).  Should a later Dask release move it, the plain tuple task
+    ``(fn, *args)`` is used instead, with a warning: units still run, but may start out of priority order.
+    """
+    try:
+        from dask._task_spec import Task
+
+        return {key: Task(key, fn, *args, _data_producer=True)}
+    except (ImportError, TypeError) as exc:  # pragma: no cover - a Dask release without the private name
+        import warnings
+
+        warnings.warn(f"dask._task_spec.Task unavailable ({exc}); units are queued without priorities", stacklevel=2)
+        return {key: (fn, *args)}
 
 
 def map_units(

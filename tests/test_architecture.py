@@ -165,3 +165,34 @@ def test_the_checker_sees_a_violation(tmp_path):
     bad = tmp_path / "mod.py"
     bad.write_text("def f():\n    from helpers.experiments import p5_mde\n    import helpers.experiments.p1_bounds\n")
     assert {"helpers.experiments", "helpers.experiments.p5_mde", "helpers.experiments.p1_bounds"} <= _imports(bad)
+
+
+def _package(module: str) -> str:
+    """The package a module belongs to for the public/private rule: ``helpers.<top>``, or ``helpers.experiments.pN``."""
+    parts = module.split(".")
+    return ".".join(parts[:3] if len(parts) > 2 and parts[1] == "experiments" else parts[:2])
+
+
+def _private_imports(path: Path) -> list[str]:
+    """``from helpers.X import _y`` in ``path`` where X lives in another package than ``path`` (dunders allowed)."""
+    me = _dotted(path) if path.is_relative_to(HELPERS.parent) else "outside"
+    bad = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("helpers"):
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and _package(node.module) != _package(me):
+                    bad.append(f"from {node.module} import {alias.name}")
+    return bad
+
+
+def test_no_private_name_crosses_a_package():
+    """A name another package needs is public in its home module (tests may reach into internals)."""
+    bad = [f"{p.relative_to(HELPERS.parent)}: {imp}" for p in _modules() for imp in _private_imports(p)]
+    assert not bad, "private names imported across packages (make them public):\n" + "\n".join(bad)
+
+
+def test_the_private_import_rule_sees_a_planted_import(tmp_path):
+    planted = tmp_path / "mod.py"
+    planted.write_text("from helpers.metrics import _pearson\nfrom helpers.metrics import pearson_r\n")
+    assert _private_imports(planted) == ["from helpers.metrics import _pearson"]

@@ -147,14 +147,14 @@ def test_directions_documented():
 
 def test_word_column_maps_word_indices_to_every_piece():
     """With sub-word tokens (``word`` column) a (segment, word) pair selects all of the word's pieces."""
-    from helpers.attribution.factors import _abs_positions
+    from helpers.attribution.factors import token_positions
 
     g = pd.DataFrame({"position": range(7), "segment": [0, 0, 0, 0, 0, 1, 1],
                       "special": [True, False, False, False, True, False, True],
                       "word": [-1, 0, 1, 1, -1, 0, -1]})  # fmt: skip
-    assert _abs_positions(g, [(0, 1)]) == [2, 3]
-    assert _abs_positions(g, [(1, 0), (0, 0)]) == [5, 1]
+    assert token_positions(g, [(0, 1)]) == [2, 3]
+    assert token_positions(g, [(1, 0), (0, 0)]) == [5, 1]
     with pytest.raises(InputValidationError):
-        _abs_positions(g, [(1, 1)])
+        token_positions(g, [(1, 1)])
     a = np.array([0.0, 0.1, 0.2, 0.3, 0.0, 0.4, 0.0])
-    assert swap_avg(a, _abs_positions(g, [(0, 1), (1, 0)])) == pytest.approx(0.3)
+    assert swap_avg(a, token_positions(g, [(0, 1), (1, 0)])) == pytest.approx(0.3)

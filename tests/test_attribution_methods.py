@@ -189,7 +189,7 @@ def minilm1():
 @pytest.mark.slow
 def test_minilm_wordpieces_map_to_words_and_ig_runs_through_captum(minilm1):
     """WordPiece tokens of pre-split words carry the word index; IG on MiniLM's word embeddings is complete."""
-    from helpers.attribution.factors import _abs_positions
+    from helpers.attribution.factors import token_positions
     from helpers.experiments.p4_attribution.suites import _forward
 
     model, tok = minilm1
@@ -202,7 +202,7 @@ def test_minilm_wordpieces_map_to_words_and_ig_runs_through_captum(minilm1):
     assert f.segment.tolist()[: len(enc.ids)] == enc.segments
     assert np.abs(f.attrs["delta"]).max() < 0.05 * np.abs(f.score).sum()  # completeness (Gauss-Legendre, 32 steps)
     g = f[f.example == 0]
-    pos = _abs_positions(g, [(0, 4), (1, 1)])  # "judgeship" in premise and hypothesis: every piece
+    pos = token_positions(g, [(0, 4), (1, 1)])  # "judgeship" in premise and hypothesis: every piece
     assert [g.token.iloc[p] for p in pos] == judge + judge
     assert g.segment.iloc[pos].tolist() == [0] * len(judge) + [1] * len(judge)
 

@@ -137,10 +137,8 @@ def test_a_killed_worker_fails_clearly_and_a_rerun_resumes_from_the_cache(tmp_pa
     survivor.write_text("exists: this unit just returns")
     try:
         assert parallel.map_units(cached_square, [2, 3], progress=False) == [4, 9]
-        t0 = time.perf_counter()
         with pytest.raises(parallel.UnitError, match=r"unit 'killer' of .* failed \(its worker died"):
             parallel.map_units(die_unless_marked, [marker, str(survivor)], names=["killer", "twin"], progress=False)
-        assert time.perf_counter() - t0 < 60
     finally:
         ex.close()
     # the re-run reads the finished units back from the cache and completes
@@ -150,11 +148,9 @@ def test_a_killed_worker_fails_clearly_and_a_rerun_resumes_from_the_cache(tmp_pa
     assert parallel.map_units(die_unless_marked, [marker, marker], progress=False) == [1, 1]
 
 
-def test_unreachable_scheduler_fails_within_seconds():
-    t0 = time.perf_counter()
+def test_unreachable_scheduler_fails_clearly():
     with pytest.raises(parallel.ExecutorError, match=r"--scheduler: no Dask scheduler answered at tcp://127.0.0.1:9"):
         parallel.start(scheduler="tcp://127.0.0.1:9")
-    assert time.perf_counter() - t0 < 15
     with pytest.raises(InputValidationError, match="--scheduler: expected an address like tcp://HOST:PORT"):
         parallel.start(scheduler="localhost")
     with pytest.raises(InputValidationError, match="--workers and --scheduler"):
@@ -305,3 +301,16 @@ def test_common_object_in_process(monkeypatch):
     monkeypatch.setenv("HELPERS_WORKERS", "1")
     monkeypatch.setattr(parallel, "_NOTEBOOK_EXECUTOR", None)
     assert parallel.map_units(plus_sum, [1, 2], common=Counted(np.arange(3)), progress=False) == [4, 5]
+
+
+def test_the_dask_shim_builds_a_queued_task_with_the_installed_dask():
+    """The private ``dask._task_spec.Task`` the executor relies on still exists and marks a data producer."""
+    import dask
+
+    from helpers.parallel import DASK_TASK_SPEC_CHECKED, queued_task_graph
+
+    graph = queued_task_graph("unit-1", max, 1, 2)
+    task = graph["unit-1"]
+    assert type(task).__module__ == "dask._task_spec", f"dask {dask.__version__}: the shim fell back"
+    assert task.data_producer and task() == 2
+    assert tuple(map(int, dask.__version__.split(".")[:2])) >= tuple(map(int, DASK_TASK_SPEC_CHECKED.split(".")[:2]))

@@ -56,6 +56,7 @@ __all__ = [
     "FACTORS",
     "factor_values",
     "factor_matrix",
+    "token_positions",
 ]
 
 
@@ -195,7 +196,7 @@ class Factor:
     needs: tuple[str, ...] = ()
 
 
-def _abs_positions(g: pd.DataFrame, pairs: Any) -> list[int]:
+def token_positions(g: pd.DataFrame, pairs: Any) -> list[int]:
     """Map ``(segment, word_index)`` pairs to positions in the example's token sequence.
 
     With a ``word`` column (sub-word tokenizers, see :class:`~helpers.attribution.attributions.Encoded`) every
@@ -226,7 +227,7 @@ def _a(g: pd.DataFrame) -> np.ndarray:
 FACTORS: dict[str, Factor] = {
     "WINDOW": Factor(
         "WINDOW",
-        lambda g, m: window_factor(_a(g), _abs_positions(g, [m["critical"]])[0]),
+        lambda g, m: window_factor(_a(g), token_positions(g, [m["critical"]])[0]),
         True,
         ("critical",),
     ),
@@ -237,17 +238,17 @@ FACTORS: dict[str, Factor] = {
     ),
     "FIRST-TOK": Factor("FIRST-TOK", lambda g, m: first_tok(_a(g), g["segment"], g["special"]), False),
     "CONST": Factor(
-        "CONST", lambda g, m: const_factor(_a(g), _abs_positions(g, m["control"])), True, ("control",)
+        "CONST", lambda g, m: const_factor(_a(g), token_positions(g, m["control"])), True, ("control",)
     ),
     "SWAP-AVG": Factor(
-        "SWAP-AVG", lambda g, m: swap_avg(_a(g), _abs_positions(g, m["swapped"])), True, ("swapped",)
+        "SWAP-AVG", lambda g, m: swap_avg(_a(g), token_positions(g, m["swapped"])), True, ("swapped",)
     ),
     "SWAP-MAX-DIFF": Factor(
         "SWAP-MAX-DIFF",
         lambda g, m: swap_max_diff(
             _a(g),
-            _abs_positions(g, [p for p in m["swapped"] if p[0] == 0]),
-            _abs_positions(g, [p for p in m["swapped"] if p[0] == 1]),
+            token_positions(g, [p for p in m["swapped"] if p[0] == 0]),
+            token_positions(g, [p for p in m["swapped"] if p[0] == 1]),
         ),
         False,
         ("swapped",),

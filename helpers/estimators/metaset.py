@@ -38,7 +38,7 @@ import pandas as pd
 
 from helpers.errors import InputValidationError
 from helpers.estimators.base import BaseEstimator, Estimate
-from helpers.metrics import _pearson, _r2, _rank_average
+from helpers.metrics import pearson_r, r2_score, spearman_rho
 from helpers.validation import check_same_length, check_vector
 
 __all__ = [
@@ -191,10 +191,10 @@ class MetaSetRegression(BaseEstimator):
         self.score_range_ = (float(s.min()), float(s.max()))
         pred = self.slope_ * s + self.intercept_
         constant_acc = np.ptp(a) == 0
-        self.fit_r2_ = float("nan") if constant_acc else _r2(a, pred)
-        self.fit_pearson_r_ = float("nan") if constant_acc else _pearson(s, a)
+        self.fit_r2_ = float("nan") if constant_acc else r2_score(true=a, predicted=pred)
+        self.fit_pearson_r_ = float("nan") if constant_acc else pearson_r(s, a)
         self.fit_spearman_rho_ = (
-            float("nan") if constant_acc else _pearson(_rank_average(s), _rank_average(a))
+            float("nan") if constant_acc else spearman_rho(s, a)
         )
         self.fit_mae_ = float(np.mean(np.abs(pred - a)))
         return self
@@ -288,9 +288,9 @@ def _evaluate(s: np.ndarray, a: np.ndarray, pred: np.ndarray) -> dict[str, float
         _check_not_constant(a, "accuracies", "R² / correlation with accuracy")
         _check_not_constant(s, "scores", "correlation with accuracy")
         out = {
-            "r2": _r2(a, pred),
-            "pearson_r": _pearson(s, a),
-            "spearman_rho": _pearson(_rank_average(s), _rank_average(a)),
+            "r2": r2_score(true=a, predicted=pred),
+            "pearson_r": pearson_r(s, a),
+            "spearman_rho": spearman_rho(s, a),
         }
     mae = float(np.mean(np.abs(pred - a)))
     out.update({"mae": mae, "mae_pp": 100.0 * mae, "n_sets": int(s.size)})

@@ -29,7 +29,7 @@ from torch.nn import functional as F
 
 from helpers.errors import InputValidationError
 from helpers.models.dann import DANN, dann_alpha
-from helpers.training.members import BatchStream, _generator, as_tensor, make_adam
+from helpers.training.members import BatchStream, as_tensor, make_adam, seeded_generator
 
 __all__ = ["train_dann_paired", "proxy_risk_finetune", "domain_source_weights"]
 
@@ -91,8 +91,8 @@ def train_dann_paired(
     s_w, p_w = (
         torch.from_numpy(a) for a in domain_source_weights(len(y_source), len(ys) - len(y_source), gamma)
     )
-    src = BatchStream(len(ys), batch_size, _generator(seed))
-    tgt = BatchStream(len(xt), batch_size, _generator(seed + 1_000_003))
+    src = BatchStream(len(ys), batch_size, seeded_generator(seed))
+    tgt = BatchStream(len(xt), batch_size, seeded_generator(seed + 1_000_003))
     per_epoch = (min if steps == "min" else max)(src.batches_per_epoch, tgt.batches_per_epoch)
     total = max(1, per_epoch * int(epochs))
     opt = make_adam(model.parameters(), lr)
@@ -198,8 +198,8 @@ def proxy_risk_finetune(
     best_dis, best_pred = disagreement()
     best = {"state": {k: v.clone() for k, v in model.state_dict().items()}, "epoch": 0}
     history = []
-    src = BatchStream(len(ys), batch_size, _generator(seed))
-    tgt = BatchStream(len(xt), batch_size, _generator(seed + 1_000_003))
+    src = BatchStream(len(ys), batch_size, seeded_generator(seed))
+    tgt = BatchStream(len(xt), batch_size, seeded_generator(seed + 1_000_003))
     per_epoch = min(src.batches_per_epoch, tgt.batches_per_epoch)
     opt = make_adam(model.parameters(), lr)
     for epoch in range(int(epochs)):

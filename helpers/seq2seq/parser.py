@@ -35,6 +35,7 @@ from helpers.training import FitResult, fit, get_device
 __all__ = [
     "ParserConfig",
     "PRESETS",
+    "resolve_parser_config",
     "build_parser",
     "Seq2SeqDataset",
     "collate_seq2seq",
@@ -80,7 +81,9 @@ PRESETS: dict[str, ParserConfig] = {
 }
 
 
-def _config(config: ParserConfig | str | dict) -> ParserConfig:
+def resolve_parser_config(config: ParserConfig | str | dict) -> ParserConfig:
+    """A :class:`ParserConfig` from itself, a preset name of :data:`PRESETS` or a dict of its fields (unknown fields
+    and names raise :class:`~helpers.errors.InputValidationError`)."""
     if isinstance(config, ParserConfig):
         return config
     if isinstance(config, str):
@@ -115,7 +118,7 @@ def build_parser(vocab_size: int, config: ParserConfig | str | dict = "tiny", *,
 
     if int(vocab_size) < 4:
         raise InputValidationError(f"vocab_size: expected >= 4 (3 specials + 1 token), got {vocab_size}")
-    cfg = _config(config)
+    cfg = resolve_parser_config(config)
     t5 = T5Config(
         vocab_size=int(vocab_size),
         d_model=cfg.d_model,

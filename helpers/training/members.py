@@ -43,6 +43,7 @@ __all__ = [
     "ConfigCheckpoint",
     "epoch_batches",
     "BatchStream",
+    "seeded_generator",
     "make_adam",
     "as_tensor",
     "train_members",
@@ -103,7 +104,8 @@ def make_adam(params: Sequence[torch.Tensor] | Any, lr: float) -> torch.optim.Ad
         return torch.optim.Adam(params, lr=lr)
 
 
-def _generator(seed: int) -> torch.Generator:
+def seeded_generator(seed: int) -> torch.Generator:
+    """A CPU ``torch.Generator`` seeded with ``seed`` (the batch order of one member, independent of the global RNG)."""
     g = torch.Generator()
     g.manual_seed(int(seed))
     return g
@@ -207,7 +209,7 @@ def train_members(
         vectorise = vectorises(models[0], len(models))
     elif vectorise and any(True for _ in models[0].buffers()):
         raise InputValidationError("vectorise=True: the model has buffers (batch norm); use vectorise=False")
-    gens = [_generator(s) for s in seeds]
+    gens = [seeded_generator(s) for s in seeds]
     ck = ConfigCheckpoint(
         checkpoint,
         {

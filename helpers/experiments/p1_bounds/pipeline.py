@@ -29,11 +29,11 @@ from helpers.paths import cache_dir
 from helpers.seq2seq.discriminators import SEP, TRAINING_RECIPE, discriminator_votes, train_discriminators
 from helpers.seq2seq.negatives import DiscriminatorData, discriminator_dataset, mine_negatives, snapshot_beams
 from helpers.seq2seq.parser import (
-    _config,
     beam_search,
     build_parser,
     exact_match,
     load_snapshot,
+    resolve_parser_config,
     snapshot_paths,
     train_parser,
 )
@@ -110,7 +110,7 @@ class PipelineConfig:
 
     def key(self) -> dict[str, Any]:
         d = dict(self.__dict__)
-        d["parser_config"] = _config(
+        d["parser_config"] = resolve_parser_config(
             dict(self.parser_config) if isinstance(self.parser_config, tuple) else self.parser_config
         ).to_dict()
         for name in _ADDED_LATER:  # off (at its default), a field added later leaves keys (and caches) as they were

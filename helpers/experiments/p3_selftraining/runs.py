@@ -45,6 +45,9 @@ __all__ = [
     "ablation_jobs",
     "precompute",
     "METHODS",
+    "training_code",
+    "predict_probs",
+    "supervised_pool",
 ]
 
 NAMESPACE = "03_self_training"
@@ -91,7 +94,7 @@ class RunConfig:
 # --------------------------------------------------------------------------------------------------------------------
 # runs (each cached)
 # --------------------------------------------------------------------------------------------------------------------
-def _code() -> str:
+def training_code() -> str:
     """Fingerprint of the training code behind every cached run here (self-training and the training loops): part
     of each cache key and checkpoint folder, so that entries written by earlier code are never read back under
     unchanged parameters."""
@@ -99,10 +102,11 @@ def _code() -> str:
 
 
 def _ckpt(pair: DomainPair, *parts: Any) -> Any:
-    return cache_dir() / "checkpoints" / NAMESPACE / pair.kind / _code() / "-".join(str(p) for p in parts)
+    return cache_dir() / "checkpoints" / NAMESPACE / pair.kind / training_code() / "-".join(str(p) for p in parts)
 
 
-def _probs(model: nn.Module, x: np.ndarray) -> np.ndarray:
+def predict_probs(model: nn.Module, x: np.ndarray) -> np.ndarray:
+    """Softmax probabilities of ``model`` on ``x`` (float32, shape (n, n_classes)), in batches of 1,024."""
     return softmax(predict(model, x, batch_size=1024)).astype(np.float32)
 
 
@@ -117,7 +121,7 @@ def _member_checkpoint(pair: DomainPair, cfg: RunConfig, arch: str, tag: str) ->
     return _ckpt(pair, pair.source, pair.source_key, arch, f"e{cfg.f_epochs}", f"b{cfg.batch_size}", tag)
 
 
-def _supervised_pool(pair: DomainPair, cfg: RunConfig, arch: str, seeds: Sequence[int]) -> list[nn.Module]:
+def supervised_pool(pair: DomainPair, cfg: RunConfig, arch: str, seeds: Sequence[int]) -> list[nn.Module]:
     """Models of architecture ``arch`` trained on D under ``seeds`` (f: [seed]; pools: seed+1, seed+2, …).
 
     Members trained one by one (:func:`_trained_one_by_one`) are trained and checkpointed each on its own, so that
@@ -163,7 +167,7 @@ def _h0(pair: DomainPair, cfg: RunConfig) -> nn.Module:
 def pair_baselines(pair: DomainPair, cfg: RunConfig, *, arch: str = "typical") -> dict[str, np.ndarray]:
     """f's probabilities (target, held-out), Ens Avg Conf member probabilities and Trust Scores (cached)."""
     key = {
-        "code": _code(),
+        "code": training_code(),
         "pair": pair.key,
         "arch": arch,
         "cfg": cfg.key(
@@ -181,16 +185,16 @@ def pair_baselines(pair: DomainPair, cfg: RunConfig, *, arch: str = "typical") -
     }
 
     def compute() -> dict[str, np.ndarray]:
-        f = _supervised_pool(pair, cfg, arch, [cfg.seed])[0]
-        ens = _supervised_pool(pair, cfg, arch, [cfg.seed + 1 + i for i in range(cfg.ens_size)])
+        f = supervised_pool(pair, cfg, arch, [cfg.seed])[0]
+        ens = supervised_pool(pair, cfg, arch, [cfg.seed + 1 + i for i in range(cfg.ens_size)])
         f_train_logits = predict(f, pair.x_train, batch_size=1024)
         ts = TrustScore(alpha=cfg.ts_alpha, k=cfg.ts_k).fit(
             features=f_train_logits, labels=pair.y_train, num_classes=pair.num_classes
         )
         out = {
-            "f_target": _probs(f, pair.x_target),
-            "f_heldout": _probs(f, pair.x_heldout),
-            "ens_target": np.stack([_probs(m, pair.x_target) for m in ens]),
+            "f_target": predict_probs(f, pair.x_target),
+            "f_heldout": predict_probs(f, pair.x_heldout),
+            "ens_target": np.stack([predict_probs(m, pair.x_target) for m in ens]),
         }
         for part in ("target", "heldout"):
             x = getattr(pair, f"x_{part}")
@@ -219,7 +223,7 @@ def pair_self_training(
     g = cfg.gamma if gamma is None else float(gamma)
     f_pred = pair_baselines(pair, cfg, arch=arch)["f_target"].argmax(1)
     key = {
-        "code": _code(),
+        "code": training_code(),
         "pair": pair.key,
         "arch": arch,
         "method": method,
@@ -253,7 +257,7 @@ def pair_self_training(
         if method == "ri":
             # members: DANN-arch models trained on D, seeds seed+1..seed+N (the same pool as the DANN-arch
             # Ens Avg Conf ensemble; f itself is seed+0)
-            members = _supervised_pool(pair, cfg, "dann", [cfg.seed + 1 + i for i in range(N)])
+            members = supervised_pool(pair, cfg, "dann", [cfg.seed + 1 + i for i in range(N)])
             ens = RandomInitEnsemble(pretrained=members, pretrain_epochs=cfg.f_epochs, **common)
         else:
             ens = RepresentationMatchingEnsemble(
@@ -271,7 +275,7 @@ def pair_proxy_risk(pair: DomainPair, cfg: RunConfig, *, arch: str = "typical") 
     """Proxy Risk's check-model predictions on U_X (cached); its h' is the T_RM h_0 of the same pair."""
     f_probs = pair_baselines(pair, cfg, arch=arch)["f_target"]
     key = {
-        "code": _code(),
+        "code": training_code(),
         "pair": pair.key,
         "arch": arch,
         "method": "proxy",
@@ -328,9 +332,9 @@ def _train_shared_model(
 
     torch.set_num_threads(1)
     if what == "f":
-        _supervised_pool(pair, cfg, arch, [cfg.seed])
+        supervised_pool(pair, cfg, arch, [cfg.seed])
     elif what == "pool":
-        _supervised_pool(pair, cfg, arch, _pool_seeds(cfg, arch) if seeds is None else seeds)
+        supervised_pool(pair, cfg, arch, _pool_seeds(cfg, arch) if seeds is None else seeds)
     else:
         _h0(pair, cfg)
 

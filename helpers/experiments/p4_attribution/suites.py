@@ -395,7 +395,7 @@ def window_ablation(
     Returns a frame ``attribution, variant, accuracy`` (accuracy in [0, 1]).
     """
     from helpers.attribution.evaluation import ranking_table
-    from helpers.attribution.factors import _abs_positions, normalize, window_factor
+    from helpers.attribution.factors import normalize, token_positions, window_factor
 
     names = list(result.models["model"])
     acc = result.models["ood_accuracy"].to_numpy()
@@ -406,7 +406,7 @@ def window_ablation(
         for (model, example), g in attr.groupby(["model", "example"]):
             g = g.sort_values("position")
             a = normalize(g["score"].to_numpy())
-            i = _abs_positions(g, [population["critical"].iloc[example]])[0]
+            i = token_positions(g, [population["critical"].iloc[example]])[0]
             m, e = names.index(model), int(example)
             for w in widths:
                 for absolute in (False, True):

@@ -85,9 +85,9 @@ def shifted_heldout(pair, spec: ShiftSpec) -> np.ndarray:
 def _meta_outputs(pair, cfg, f, partner, specs: Sequence[ShiftSpec]) -> dict[str, np.ndarray]:
     """Log-probabilities of ``f`` (``f/<set>``; ``f()`` returns ``[model]``, called on a cache miss only) and of the
     partner (``p/<set>``) on every meta set (cached)."""
-    from helpers.experiments.p3_selftraining.runs import _code, _probs
+    from helpers.experiments.p3_selftraining.runs import predict_probs, training_code
 
-    key = {"code": _code(), "source": pair.source_key, "heldout": cache_key(pair.x_heldout)[:16], "cfg": cfg.key(
+    key = {"code": training_code(), "source": pair.source_key, "heldout": cache_key(pair.x_heldout)[:16], "cfg": cfg.key(
         "typical_model", "model_kwargs", "f_epochs", "batch_size", "lr", "seed"),
         "specs": [[s.name, [list(step) for step in s.steps], s.seed] for s in specs]}  # fmt: skip
 
@@ -95,7 +95,7 @@ def _meta_outputs(pair, cfg, f, partner, specs: Sequence[ShiftSpec]) -> dict[str
         out = {}
         for s in specs:
             x = shifted_heldout(pair, s)
-            out[f"f/{s.name}"], out[f"p/{s.name}"] = _log(_probs(f()[0], x)), _log(_probs(partner, x))
+            out[f"f/{s.name}"], out[f"p/{s.name}"] = _log(predict_probs(f()[0], x)), _log(predict_probs(partner, x))
         return out
 
     return cached_arrays("06_benchmark", key, compute)
@@ -141,10 +141,10 @@ def selftraining_grid(
     """
     from helpers.errors import InputValidationError
     from helpers.experiments.p3_selftraining.runs import (
-        _probs,
-        _supervised_pool,
         pair_baselines,
         pair_self_training,
+        predict_probs,
+        supervised_pool,
     )
 
     if cfg.ens_size < 1:
@@ -160,12 +160,12 @@ def selftraining_grid(
     for source, group in by_source.items():
         base = {p.target: pair_baselines(p, cfg) for p in group}
         first = group[0]
-        partner_model = _supervised_pool(first, cfg, "typical", [cfg.seed + 1])[0]
+        partner_model = supervised_pool(first, cfg, "typical", [cfg.seed + 1])[0]
         held = base[first.target]["f_heldout"]
         task_name = f"{family}/{source}/{cfg.typical_model}"
         meta = {}
         if meta_specs:
-            m = _meta_outputs(first, cfg, partial(_supervised_pool, first, cfg, "typical", [cfg.seed]),
+            m = _meta_outputs(first, cfg, partial(supervised_pool, first, cfg, "typical", [cfg.seed]),
                               partner_model, meta_specs)  # fmt: skip
             meta = {s.name: (m[f"f/{s.name}"], m[f"p/{s.name}"]) for s in meta_specs}
         tasks.append(
@@ -176,7 +176,7 @@ def selftraining_grid(
                 targets={p.target: LabelledLogits(_log(base[p.target]["f_target"]), p.y_target) for p in group},
                 meta={name: LabelledLogits(f_out, first.y_heldout) for name, (f_out, _) in meta.items()},
                 partner={
-                    "reference": _log(_probs(partner_model, first.x_heldout)),
+                    "reference": _log(predict_probs(partner_model, first.x_heldout)),
                     **{p.target: _log(base[p.target]["ens_target"][0]) for p in group},
                     **{name: p_out for name, (_, p_out) in meta.items()},
                 },
