@@ -5,7 +5,6 @@ These tests need the data directory: CI sets ``HELPERS_DATA=../shared/data``. Wi
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 
 import numpy as np
@@ -97,13 +96,10 @@ def test_cogs_counts_and_categories():
 def test_slog_in_memory(lf, tmp_path, monkeypatch):
     monkeypatch.setenv("HELPERS_DATA", str(data_dir()))  # a relative $HELPERS_DATA is resolved from the cwd
     monkeypatch.chdir(tmp_path)
-    t0 = time.perf_counter()
     rows = hd.load("slog_gen", lf=lf)
-    elapsed = time.perf_counter() - t0
     assert len(rows) == 17000
     assert len({r.category for r in rows}) == 17
     assert list(tmp_path.iterdir()) == []  # nothing written
-    assert elapsed < 10, f"SLOG decryption took {elapsed:.1f} s"
 
 
 @needs_data

