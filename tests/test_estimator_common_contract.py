@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -19,7 +20,13 @@ from helpers.estimators import (
     list_estimators,
     register_estimator,
 )
-from helpers.estimators.base import ESTIMATE_ARGUMENTS, FIT_ARGUMENTS, BaseEstimator
+from helpers.estimators.base import (
+    ESTIMATE_ARGUMENTS,
+    FIT_ARGUMENTS,
+    BaseEstimator,
+    UnusedArgumentWarning,
+    declared_arguments,
+)
 
 RNG = np.random.default_rng(0)
 Z = RNG.normal(size=(120, 4))
@@ -51,8 +58,14 @@ def test_every_registered_estimator_takes_the_common_keywords(name):
     est = get_estimator(name)
     fit_sig, est_sig = inspect.signature(est.fit).parameters, inspect.signature(est.estimate).parameters
     assert set(FIT_ARGUMENTS) <= set(fit_sig) and set(ESTIMATE_ARGUMENTS) <= set(est_sig)
-    # the README's call, with every common keyword given: what a method does not need is ignored
-    out = est.fit(logits=Z, probs=None, labels=Y, features=None, **_shifted(name))
+    # the README's call, with every common keyword given: what a method does not need is ignored, and named in
+    # a warning when it carried a value
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = est.fit(logits=Z, probs=None, labels=Y, features=None, **_shifted(name))
+    declared = inspect.signature(inspect.unwrap(type(est).fit)).parameters
+    unused = [str(w.message) for w in caught if issubclass(w.category, UnusedArgumentWarning)]
+    assert unused == ([] if "labels" in declared else [f"{type(est).__name__}.fit does not use labels=; ignored"])
     assert out is est
     res = est.estimate(logits=Z, probs=None, features=None, interval=True, **_extra(name))
     assert isinstance(res, Estimate) and res.n == 120
@@ -77,8 +90,18 @@ def test_fitted_clone_gives_the_same_estimate():
 
 
 def test_a_method_that_needs_an_argument_still_says_so():
-    with pytest.raises(InputValidationError, match="logits"):
+    with pytest.raises(InputValidationError, match="logits"), pytest.warns(UnusedArgumentWarning, match="features="):
         get_estimator("mde").fit(features=FEATURES)
+
+
+def test_a_common_argument_given_as_none_is_dropped_silently_and_declared_arguments_filters():
+    est = get_estimator("average_energy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.fit(logits=Z, labels=None, features=None)
+        kept = declared_arguments(est.fit, logits=Z, labels=Y, features=FEATURES)
+    assert sorted(kept) == ["logits"] and sorted(declared_arguments(est.measure, logits=Z, interval=True)) == [
+        "interval", "logits"]  # fmt: skip
 
 
 class MeanTopLogitGap(BaseEstimator):

@@ -19,6 +19,7 @@ float32 inputs stay float32 for the (n, K) work; per-example statistics and redu
 
 from __future__ import annotations
 
+from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -283,15 +284,26 @@ class Prepared:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-class LabelFreeEstimator(BaseEstimator):
+#: The bootstrap protocols of :class:`LabelFreeEstimator`: the hooks each needs (a concrete subclass provides one).
+BOOTSTRAP_PROTOCOLS: dict[str, tuple[str, ...]] = {
+    "column means": ("_columns", "_from_means"),
+    "resampled values": ("_resample_values", "_resampled"),
+    "weights": ("_weighted",),
+}
+
+
+class LabelFreeEstimator(BaseEstimator, metaclass=ABCMeta):
     """Skeleton shared by the estimators of this package.
 
-    Subclasses implement ``_prepare_target(**target) -> Prepared`` and ``_point(prep) -> float``, plus, for
-    the bootstrap, either ``_columns(prep) -> (n, m)`` with ``_from_means((B, m), prep) -> (B,)`` (the statistic
+    Subclasses implement the abstract ``_prepare_target(**target) -> Prepared`` and ``_point(prep) -> float``, plus,
+    for the bootstrap, one protocol of :data:`BOOTSTRAP_PROTOCOLS` (checked when the class is defined): either ``_columns(prep) -> (n, m)`` with ``_from_means((B, m), prep) -> (B,)`` (the statistic
     is a function of column means: the bootstrap becomes a matrix product with multinomial counts), or
     ``_resampled(rows) -> (B,)`` (the statistic of each row of a (B, n) block of resampled per-example values,
     ``_resample_values(prep)``: for statistics such as a log-sum-exp that are not functions of plain means), or
-    ``_weighted(prep, counts) -> float`` (the statistic recomputed with per-example integer weights).
+    ``_weighted(prep, counts) -> float`` (the statistic recomputed with per-example integer weights).  Where
+    several are provided, :func:`helpers.estimators.bootstrap.bootstrap_replicates` takes the first that applies
+    (``_resample_values`` or ``_columns`` may return None for an input they cannot handle) in the order resampled
+    values, column means, weights.
 
     ``output = "accuracy"``: the value is an accuracy (clipped to [0, 1]; the unclipped value is kept in
     ``details["raw"]`` when it differs).  ``output = "score"``: the value goes to ``Estimate.score`` and the
@@ -304,12 +316,26 @@ class LabelFreeEstimator(BaseEstimator):
     requires_fit = True
     binary_columns = False  # the single column is 0/1: exact binomial bootstrap
 
-    # -- subclass hooks ----------------------------------------------------------------------------------
-    def _prepare_target(self, **target: Any) -> Prepared:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = {h for hooks in BOOTSTRAP_PROTOCOLS.values() for h in hooks if getattr(cls, h) is not getattr(
+            LabelFreeEstimator, h)}  # fmt: skip
+        complete = [p for p, hooks in BOOTSTRAP_PROTOCOLS.items() if set(hooks) <= own]
+        partial = [p for p, hooks in BOOTSTRAP_PROTOCOLS.items() if own & set(hooks) and p not in complete]
+        concrete = all(getattr(cls, h) is not getattr(LabelFreeEstimator, h) for h in ("_prepare_target", "_point"))
+        if concrete and (partial or not complete):
+            want = "; ".join(f"{p}: {' + '.join(h)}" for p, h in BOOTSTRAP_PROTOCOLS.items())
+            raise TypeError(f"{cls.__name__}: provide every hook of one bootstrap protocol ({want}); "
+                            f"got {sorted(own) or 'none'}")  # fmt: skip
 
-    def _point(self, prep: Prepared) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
+    # -- subclass hooks ----------------------------------------------------------------------------------
+    @abstractmethod
+    def _prepare_target(self, **target: Any) -> Prepared:
+        """Validate the target arrays and compute the per-example quantities once."""
+
+    @abstractmethod
+    def _point(self, prep: Prepared) -> float:
+        """The estimator's value (accuracy or score) on the prepared target."""
 
     def _columns(self, prep: Prepared) -> np.ndarray | None:
         return None
@@ -351,7 +377,7 @@ class LabelFreeEstimator(BaseEstimator):
     def _score_to_accuracy(self):
         """The map score -> accuracy: ``regressor`` if given, else the line fitted on ``shifted=``; else an error
         that says how to get one (``measure`` gives the raw score)."""
-        if getattr(self, "_raw_only", False):  # measure(): the score alone
+        if self._measuring():  # measure(): the score alone
             return None
         if getattr(self, "regressor", None) is not None:
             return self.regressor

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -15,7 +17,17 @@ import pandas as pd
 
 from helpers.errors import InputValidationError, NotFittedError
 
-__all__ = ["Estimate", "BaseEstimator"]
+__all__ = ["Estimate", "BaseEstimator", "UnusedArgumentWarning", "declared_arguments"]
+
+
+class UnusedArgumentWarning(UserWarning):
+    """A common keyword (``labels=``, ``features=``, ...) was given to an estimator whose method does not use it."""
+
+
+#: ids of the estimators whose ``measure`` is running in this thread / task: their ``estimate`` returns the raw score.
+#: A context variable rather than an attribute, so that ``measure`` changes no estimator's state and is reentrant
+#: (an estimator measured inside another's ``measure`` or ``estimate`` keeps its own behaviour) and thread-safe.
+_MEASURING: ContextVar[frozenset[int]] = ContextVar("helpers_estimators_measuring", default=frozenset())
 
 
 @dataclass(frozen=True)
@@ -89,9 +101,11 @@ ESTIMATE_ARGUMENTS = ("logits", "probs", "features", "interval")
 
 
 def _accept_common(method, common: tuple[str, ...]):
-    """Wrap ``method`` so that it also accepts the common keyword arguments it does not declare (and drops them).
+    """Wrap ``method`` so that it also accepts the common keyword arguments it does not declare.
 
-    The wrapper's signature is the method's plus those arguments (keyword-only, default None), so ``help()`` and
+    A common argument the method does not declare is dropped; given a value (not None) it is dropped with an
+    :class:`UnusedArgumentWarning` that names it, since the caller may expect it to matter.  The wrapper's
+    signature is the method's plus those arguments (keyword-only, default None), so ``help()`` and
     ``inspect.signature`` show the whole contract.
     """
     sig = inspect.signature(method)
@@ -104,8 +118,10 @@ def _accept_common(method, common: tuple[str, ...]):
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        for name in extra:
-            kwargs.pop(name, None)
+        unused = [name for name in extra if kwargs.pop(name, None) is not None]
+        if unused:
+            warnings.warn(f"{type(self).__name__}.{method.__name__} does not use {', '.join(f'{u}=' for u in unused)}"
+                          "; ignored", UnusedArgumentWarning, stacklevel=2)  # fmt: skip
         return method(self, *args, **kwargs)
 
     added = [inspect.Parameter(c, inspect.Parameter.KEYWORD_ONLY, default=None) for c in extra]
@@ -113,12 +129,25 @@ def _accept_common(method, common: tuple[str, ...]):
     return wrapper
 
 
+def declared_arguments(method: Any, **arguments: Any) -> dict[str, Any]:
+    """The ``arguments`` that the bound ``fit`` / ``estimate`` / ``measure`` of an estimator declares itself: for
+    code that hands the same arrays to many estimators (a stacked estimator, a benchmark) without an
+    :class:`UnusedArgumentWarning` for those a method does not use.  ``measure`` counts as ``estimate``."""
+    if getattr(method, "__name__", "") == "measure":
+        method = method.__self__.estimate
+    declared = inspect.signature(inspect.unwrap(method)).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in declared.values()):
+        return dict(arguments)
+    return {k: v for k, v in arguments.items() if k in declared}
+
+
 class BaseEstimator:
     """Parameters in ``__init__`` (stored as-is), ``fit`` returns self, fitted attributes end in ``_``.
 
     The common contract: every subclass's ``fit`` accepts ``logits=, probs=, labels=, features=`` and its
     ``estimate`` accepts ``logits=, probs=, features=, interval=`` (all keyword-only); the ones a method does not
-    use are ignored (a method that *needs* one says so when it is missing).  scikit-learn's parameter API is
+    use are ignored with an :class:`UnusedArgumentWarning` when given a value (a method that *needs* one says so when
+    it is missing).  scikit-learn's parameter API is
     followed, so :func:`sklearn.base.clone` works: ``get_params(deep=True)``, ``set_params(**params)``.
     """
 
@@ -172,12 +201,16 @@ class BaseEstimator:
     def measure(self, **target: Any) -> Estimate:
         """The set-level value itself: for a score-type estimator (MDE, energy, ...), ``Estimate.score`` with
         ``accuracy`` nan, no score -> accuracy line needed; for the others, the same as ``estimate``.  Takes
-        ``estimate``'s keywords."""
-        self._raw_only = True
+        ``estimate``'s keywords.  Changes no state of the estimator (safe from several threads at once)."""
+        token = _MEASURING.set(_MEASURING.get() | {id(self)})
         try:
             return self.estimate(**target)
         finally:
-            self._raw_only = False
+            _MEASURING.reset(token)
+
+    def _measuring(self) -> bool:
+        """Whether this call runs inside this estimator's own :meth:`measure` (the raw score is wanted)."""
+        return id(self) in _MEASURING.get()
 
     def _check_fitted(self, *attrs: str) -> None:
         fitted = [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]

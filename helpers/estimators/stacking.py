@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from helpers.errors import InputValidationError
-from helpers.estimators.base import BaseEstimator, Estimate
+from helpers.estimators.base import BaseEstimator, Estimate, declared_arguments
 from helpers.estimators.conformal import _shifted_sets, set_accuracy
 from helpers.validation import check_matrix, check_vector
 
@@ -213,9 +213,9 @@ class StackedEstimator(BaseEstimator):
         out = []
         for est in self.estimators_.values():
             is_score = getattr(est, "output", "accuracy") == "score"
-            e = (est.measure if is_score else est.estimate)(
-                logits=d.get("logits"), probs=d.get("probs"), features=d.get("features")
-            )
+            method = est.measure if is_score else est.estimate
+            e = method(**declared_arguments(method, logits=d.get("logits"), probs=d.get("probs"),
+                                            features=d.get("features")))  # fmt: skip
             out.append(e.score if is_score else e.accuracy)
         return np.array(out, dtype=np.float64)
 
@@ -247,10 +247,11 @@ class StackedEstimator(BaseEstimator):
             raise InputValidationError(
                 f"shifted: expected at least 3 labelled shifted sets to stack on, got {len(sets)}"
             )
-        self.estimators_ = {
-            m: get_estimator(m).fit(logits=logits, probs=probs, labels=labels, features=features)
-            for m in self.methods
-        }
+        given = {"logits": logits, "probs": probs, "labels": labels, "features": features}
+        self.estimators_ = {}
+        for m in self.methods:
+            est = get_estimator(m)
+            self.estimators_[m] = est.fit(**declared_arguments(est.fit, **given))
         anchor = [
             i
             for i, e in enumerate(self.estimators_.values())
