@@ -46,6 +46,7 @@ import pandas as pd
 from helpers.benchmark.task import ShiftTask
 from helpers.errors import InputValidationError, UnknownNameError
 from helpers.estimators import MetaSetRegression, get_estimator, learns_from_shifted_sets, list_estimators
+from helpers.estimators.base import declared_arguments
 
 __all__ = [
     "ACCURACY_METHODS",
@@ -158,15 +159,21 @@ def _inputs(task: ShiftTask, method: str, set_name: str, logits: np.ndarray) -> 
     return {"logits": logits}
 
 
+def _declared(call: Any, method: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A user's estimator gets the arguments its method declares; a registered one gets them all (it declares them)."""
+    return declared_arguments(call, **arguments) if _is_custom(method) else arguments
+
+
 def _fit(task: ShiftTask, method: str, est: Any) -> Any:
     ref = task.reference
     if _is_custom(method):
         features = task.features["reference"] if task.features else None
+        given = {"logits": ref.logits, "labels": ref.labels, "features": features}
         if learns_from_shifted_sets(est):  # e.g. the stacked estimator: the meta-set is its labelled shifted sets
-            shifted = {m: {"logits": s.logits, "labels": s.labels,
-                           "features": task.features[m] if task.features else None} for m, s in task.meta.items()}  # fmt: skip
-            return est.fit(logits=ref.logits, labels=ref.labels, features=features, shifted=shifted)
-        return est.fit(logits=ref.logits, labels=ref.labels, features=features)
+            given["shifted"] = {m: {"logits": s.logits, "labels": s.labels,
+                                    "features": task.features[m] if task.features else None}
+                                for m, s in task.meta.items()}  # fmt: skip
+        return est.fit(**declared_arguments(est.fit, **given))  # what your fit declares (the others stay out)
     if method == "frechet":
         return est.fit(**_inputs(task, method, "reference", ref.logits))
     if method in ("doc", "maxprob", "atc_mc", "atc_ne", "cot", "average_confidence", "cbpe"):
@@ -182,7 +189,8 @@ def _run_method(task: ShiftTask, method: str, *, n_boot: int, level: float, seed
     if _is_score(method, est):
         names = sorted(task.meta)
         measure = getattr(est, "measure", est.estimate)  # the raw score (a user's own estimator may lack it)
-        scores = [measure(**_inputs(task, method, m, task.meta[m].logits)).score for m in names]
+        scores = [measure(**_declared(measure, method, _inputs(task, method, m, task.meta[m].logits))).score
+                  for m in names]  # fmt: skip
         accs = [task.meta[m].accuracy for m in names]
         regressor = MetaSetRegression().fit(scores=scores, accuracies=accs)
         if not _is_custom(method) or "regressor" in getattr(est, "get_params", dict)():
@@ -192,7 +200,8 @@ def _run_method(task: ShiftTask, method: str, *, n_boot: int, level: float, seed
     n_targets = len(task.targets)
     for set_name, target in task.targets.items():
         t1 = time.perf_counter()
-        e = est.estimate(**_inputs(task, method, set_name, target.logits), interval=True)
+        e = est.estimate(**_declared(est.estimate, method, {**_inputs(task, method, set_name, target.logits),
+                                                            "interval": True}))  # fmt: skip
         if regressor is not None and not np.isfinite(e.accuracy):  # a registered score without a regressor slot
             acc = float(np.clip(regressor.predict(np.array([e.score])).ravel()[0], 0.0, 1.0))
             e = dataclasses.replace(e, accuracy=acc, lower=None, upper=None)

@@ -21,8 +21,8 @@ Words are whitespace-separated tokens (punctuation stays attached).  Every funct
 
 Examples
 --------
->>> perturb(["a truly great film"], "truncate", 3)
-['a']
+>>> perturb(["a truly great film"], "truncate", 3)  # severity 3 keeps ceil(0.4 * 4) = 2 words
+['a truly']
 >>> perturb(["a truly great film"], "word_dropout", 1, seed=0) == perturb(["a truly great film"], "word_dropout", 1, seed=0)
 True
 """
