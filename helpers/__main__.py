@@ -61,7 +61,7 @@ def _report(profile: str, run: str | None = None, *, publishable: bool = False) 
     import os
 
     from helpers.paths import resolve_run_dir
-    from helpers.summary import write_report
+    from helpers.publish.summary import write_report
 
     folder = resolve_run_dir(profile, run)
     if folder is None:
@@ -93,7 +93,7 @@ def _workers(text: str) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from helpers import runner
+    from helpers.run import runner
 
     if args.workers is not None and args.scheduler:
         print("error: --workers and --scheduler: give one (a cluster brings its own workers)", file=sys.stderr)
@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        from helpers.runner import CURRENT
+        from helpers.run.runner import CURRENT
 
         where = f" while running {CURRENT['notebook']}" if CURRENT.get("notebook") else ""
         profile = getattr(args, "profile", "default")

@@ -248,7 +248,7 @@ def bootstrap_decision(
 
 
 def _claims_dir(results: str | os.PathLike[str] | None) -> Path:
-    from helpers.results import results_dir
+    from helpers.publish.results import results_dir
 
     base = Path(results) if results is not None else results_dir()
     path = base / "claims"

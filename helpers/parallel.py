@@ -1,7 +1,7 @@
 """The project's one executor: Dask distributed, or in-process.
 
 Every parallel place in the project goes through this module: the runner's notebooks
-(:func:`helpers.runner.run_notebooks`) and the independent units inside a notebook (:func:`map_units`: notebook 01's
+(:func:`helpers.run.runner.run_notebooks`) and the independent units inside a notebook (:func:`map_units`: notebook 01's
 task pipelines, 03's training jobs, 05's setups, 06's grid tasks).
 
 Where the work runs
@@ -21,7 +21,7 @@ Why nothing deadlocks or oversubscribes
 The workers run units only.  The runner starts each notebook's kernel (a process) from one of its own threads,
 which only waits on it, and hands the kernel the scheduler's address (``$HELPERS_SCHEDULER``): the kernel submits
 its units to the cluster, where they take the worker threads, and waits.  The runner keeps one notebook more in
-flight than the cluster has worker threads, those that others need first (:mod:`helpers.graph`): a kernel waiting
+flight than the cluster has worker threads, those that others need first (:mod:`helpers.run.graph`): a kernel waiting
 on its units uses no core, and one more notebook keeps the cores busy meanwhile.  At worst (every kernel computing)
 a machine of N worker threads runs N + 1 kernels beside N units: single-threaded processes, which the operating
 system shares fairly, never N threads per process on N cores.  A unit never submits units: a :func:`map_units`

@@ -5,7 +5,8 @@ Layers, bottom to top:
 * base: ``errors``, ``paths``, ``validation``, ``registry``, ``cache``, ``tables``, ``progress``;
 * library: ``data``, ``models``, ``training``, ``estimators``, ``selective``, ``metrics``, ``attribution``,
   ``seq2seq``, ``selftraining``, ``benchmark``, ``byod`` (knows datasets, models and methods, no notebook);
-* plumbing: ``results``, ``claims``, ``summary``, ``reports``, ``publish``, ``plotting``, ``runner``, ``notebook_params``, ``__main__``;
+* plumbing: ``claims``, ``plotting``, ``run`` (runner, profiles, notebook parameters, graph), ``publish`` (records,
+  summary, reports, publishing), ``__main__``;
 * experiments: ``helpers.experiments.p1_bounds`` ... ``p6_benchmark``, one per notebook.
 
 A module may import its own layer and the layers below it.  Inside the library the package graph has no cycle, and
@@ -16,6 +17,7 @@ ones inside functions.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -24,8 +26,7 @@ HELPERS = Path(__file__).resolve().parent.parent / "helpers"
 BASE = {"errors", "paths", "validation", "registry", "cache", "tables", "progress", "__init__"}
 LIBRARY = {"data", "models", "training", "estimators", "selective", "metrics", "attribution", "seq2seq",
            "selftraining", "benchmark", "byod", "parallel"}  # fmt: skip
-PLUMBING = {"results", "claims", "summary", "reports", "publish", "plotting", "runner", "notebook_params", "graph",
-            "__main__"}  # fmt: skip
+PLUMBING = {"claims", "plotting", "run", "publish", "__main__"}
 LAYER = {**dict.fromkeys(BASE, 0), **dict.fromkeys(LIBRARY, 1), **dict.fromkeys(PLUMBING, 2), "experiments": 3}
 MAX_LIBRARY_LINES = 500
 MAX_FUNCTION_LINES = 120
@@ -196,3 +197,31 @@ def test_the_private_import_rule_sees_a_planted_import(tmp_path):
     planted = tmp_path / "mod.py"
     planted.write_text("from helpers.metrics import _pearson\nfrom helpers.metrics import pearson_r\n")
     assert _private_imports(planted) == ["from helpers.metrics import _pearson"]
+
+
+def _named_in_architecture() -> list[str]:
+    """The ``helpers`` modules and packages that ``docs/architecture.md`` names in its tree and its text."""
+    text = (HELPERS.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    tree = text[text.index("```\nhelpers/") : text.index("```", text.index("```\nhelpers/") + 3)]
+    names = set()
+    package = ""
+    for line in tree.splitlines()[2:]:
+        left = line[:52]
+        if "(" in left:  # "run/ (runner profiles ...)": modules of that package
+            package, inner = left.split("(")[0].strip().rstrip("/"), left.split("(")[1].split(")")[0]
+            names |= {f"{package}/{m}" for m in inner.split()} | {package}
+            continue
+        nested = "experiments/" if line.startswith("    ") else ""  # the experiments' packages, indented below it
+        names |= {nested + w.rstrip("/") for w in left.split()}
+    names |= {n.strip("`").removeprefix("helpers/").rstrip("/") for n in re.findall(r"`helpers/[\w/]+`", text)}
+    return sorted(n for n in names if n and "NN" not in n)
+
+
+def test_the_architecture_page_names_only_what_exists_and_every_top_level_module():
+    named = _named_in_architecture()
+    missing = [n for n in named if not ((HELPERS / n).is_dir() or (HELPERS / f"{n}.py").exists())]
+    assert not missing, f"docs/architecture.md names what is not in helpers/: {missing}"
+    tops = {p.stem if p.is_file() else p.name for p in HELPERS.iterdir() if p.suffix == ".py" or
+            (p.is_dir() and (p / "__init__.py").exists())} - {"__init__"}  # fmt: skip
+    omitted = sorted(tops - {n.split("/")[0] for n in named})
+    assert not omitted, f"docs/architecture.md omits top-level modules of helpers/: {omitted}"

@@ -500,7 +500,7 @@ def test_benchmark_notebook_on_a_generated_dataset(tmp_path):
     import pandas as pd
 
     from helpers.paths import figures_dir
-    from helpers.runner import run_notebooks
+    from helpers.run.runner import run_notebooks
 
     rows = text_rows(seed=3, n_train=240, n_ref=120, n_target=80)
     rows = [{**r, "label": {"bad": -1, "meh": 0, "good": 1}[r["label"]]} for r in rows]  # integer labels

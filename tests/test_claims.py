@@ -162,7 +162,7 @@ def test_no_notebook_decides_a_claim_in_its_cells():
 
 
 def test_a_run_with_only_another_seed_is_labelled_by_its_seed():
-    from helpers.runner import run_label
+    from helpers.run.runner import run_label
 
     assert run_label({"seed": 2}) == "seed2"
     assert run_label({"seed": 2, "epochs": 3}) == "custom" and run_label({"seed": "2"}) == "custom"

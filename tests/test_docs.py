@@ -11,7 +11,7 @@ import pytest
 
 from helpers.estimators import list_estimators
 from helpers.paths import REPO_ROOT
-from helpers.reports import HEADLINES, NUMBERS_BEGIN, NUMBERS_END, REPORTS, headline_values
+from helpers.publish.reports import HEADLINES, NUMBERS_BEGIN, NUMBERS_END, REPORTS, headline_values
 
 DOCS = REPO_ROOT / "docs"
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")

@@ -8,9 +8,9 @@ import nbformat
 import papermill
 import pytest
 
-from helpers import runner
 from helpers.errors import InputValidationError, ProfileError
-from helpers.notebook_params import (
+from helpers.run import runner
+from helpers.run.notebook_params import (
     check_notebook_parameters,
     check_parameters,
     injected_names,
@@ -37,7 +37,7 @@ def nb_dir(tmp_path, monkeypatch):
         d / "01_types.ipynb",
         EVERY_TYPE,
         [
-            'from helpers.notebook_params import check_notebook_parameters\ncheck_notebook_parameters("01_types", globals())',
+            'from helpers.run.notebook_params import check_notebook_parameters\ncheck_notebook_parameters("01_types", globals())',
             "print('in force:', epochs, name)",
         ],
     )

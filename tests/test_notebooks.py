@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from helpers import runner
-from helpers.runner import list_notebooks, load_profile
+from helpers.run import runner
+from helpers.run.runner import list_notebooks, load_profile
 
 NOTEBOOKS = [p.stem for p in list_notebooks()]
 EMBEDDED_ONLY = {"00_example"}  # notebooks that need no file from the data directory

@@ -307,7 +307,7 @@ def test_notebook_01_takes_your_own_test_sets(tmp_path):
     """``-p extra_test_sets=[...]``: a labelled and an unlabelled TSV set reach the summary table of notebook 01."""
     from conftest import shared_data_dir
 
-    from helpers import runner
+    from helpers.run import runner
 
     if shared_data_dir() is None:
         pytest.skip("data not available")

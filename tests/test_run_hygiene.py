@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 from conftest import write_notebook
 
-from helpers import runner
 from helpers.errors import HelpersError, ProfileError
 from helpers.paths import REPO_ROOT, figures_dir, latest_run_dir, published_dir, run_dirs
 from helpers.publish import publish
+from helpers.run import runner
 
 
 @pytest.fixture()
@@ -30,7 +30,7 @@ def nb_dir(tmp_path, monkeypatch):
         d / "07_toy.ipynb",
         "n = 2\nfail = False\nprofile = 'smoke'",
         [
-            "import pandas as pd\nfrom helpers.plotting import save_table\nfrom helpers.results import record",
+            "import pandas as pd\nfrom helpers.plotting import save_table\nfrom helpers.publish.results import record",
             "save_table(pd.DataFrame({'n': [n]}), '07_toy_table')\nrecord('n_squared', n * n)",
             "assert not fail, 'failing on purpose'",
         ],
@@ -98,8 +98,8 @@ def test_runs_never_mix_a_good_run_then_user_data_then_a_failing_run(nb_dir):
 
 
 def test_a_failed_notebook_resumed_in_its_folder_keeps_the_last_good_records(nb_dir):
-    from helpers.results import collect
-    from helpers.summary import load_summary, render_summary, write_report
+    from helpers.publish.results import collect
+    from helpers.publish.summary import load_summary, render_summary, write_report
 
     (ok,) = runner.run_notebooks(profile="smoke", echo=False)
     folder = latest_run_dir("smoke")
@@ -198,7 +198,7 @@ def test_publish_splices_the_reports_and_publishes_the_executed_notebook(nb_dir,
 
 
 def test_published_notebooks_lose_widgets_and_progress_bars_only(tmp_path):
-    from helpers.reports import publish_notebook
+    from helpers.publish.reports import publish_notebook
 
     keep = {"output_type": "stream", "name": "stdout", "text": ["accuracy 0.81\n"]}
     bar = {"output_type": "stream", "name": "stderr", "text": ["fit:  40%|####      | 4/10 [00:01<00:01, 3.1it/s]\r"]}

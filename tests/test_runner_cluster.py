@@ -13,8 +13,8 @@ import nbformat
 import pytest
 from conftest import write_notebook
 
-from helpers import runner
 from helpers.paths import run_dirs
+from helpers.run import runner
 
 STAMP = "import json, os, time\n"
 
@@ -26,7 +26,7 @@ def _stamped(path: Path, seconds: float, needs: list[str] | None = None) -> Path
         "n = 1",
         [
             STAMP + f"t0 = time.time()\ntime.sleep({seconds})",
-            "from helpers.results import record\nrecord('n', n)\n"
+            "from helpers.publish.results import record\nrecord('n', n)\n"
             "out = os.path.join(os.environ['HELPERS_RUNS'], 'stamps')\nos.makedirs(out, exist_ok=True)\n"
             f"json.dump([t0, time.time()], open(os.path.join(out, '{path.stem}.json'), 'w'))",
         ],
@@ -184,7 +184,7 @@ def test_a_cluster_whose_workers_lack_the_package_is_refused(graph_dir, tmp_path
 def test_the_projects_graph_runs_06_after_what_it_reads():
     """06 reads 01's SCAN pipeline, 03's models and 05's setups from the cache: it is declared to need them, and
     both the in-process order and the cluster's graph put it after them."""
-    from helpers.graph import dependency_order
+    from helpers.run.graph import dependency_order
 
     notebooks = runner.list_notebooks()
     graph = dependency_order(notebooks, [p.stem for p in notebooks])
@@ -283,7 +283,7 @@ def test_ctrl_c_ends_a_cluster_run_at_once_and_records_it(graph_dir):
 def test_the_longest_chain_of_work_starts_first_and_its_units_go_first(tmp_path):
     """critical_minutes: a notebook's own minutes plus the longest chain waiting for it; run_graph starts the
     longest chain first (03 -> 06 in the project's default), ties in the given order."""
-    from helpers.graph import critical_minutes, notebook_minutes, run_graph
+    from helpers.run.graph import critical_minutes, notebook_minutes, run_graph
 
     def nb(stem: str, minutes: float | None, needs: list[str] | None = None) -> Path:
         path = _stamped(tmp_path / f"{stem}.ipynb", 0, needs=needs)
@@ -305,7 +305,7 @@ def test_the_longest_chain_of_work_starts_first_and_its_units_go_first(tmp_path)
         notebook_minutes(nb("e", -3))
     # the project's notebooks: 03 -> 06 is the longest chain, so 03 starts first
     project = runner.list_notebooks()
-    from helpers.graph import dependency_order
+    from helpers.run.graph import dependency_order
 
     chain = critical_minutes(project, dependency_order(project, [p.stem for p in project]))
     assert max(chain, key=chain.get) == "03_self_training"

@@ -9,11 +9,11 @@ import sys
 import pandas as pd
 import pytest
 
-from helpers import summary
 from helpers.claims import Claim, Decision, record_claim
 from helpers.errors import HelpersError
 from helpers.paths import REPO_ROOT
-from helpers.results import record
+from helpers.publish import summary
+from helpers.publish.results import record
 
 
 @pytest.fixture()
@@ -51,7 +51,7 @@ def test_claims_table_shows_each_claim_with_its_interval_and_verdict(recorded):
 
 
 def test_paper_comparison_difference(recorded):
-    from helpers.results import collect
+    from helpers.publish.results import collect
 
     comp = summary.paper_comparison(collect(recorded))
     assert len(comp) == 1 and comp.loc[0, "metric"] == "rho"
@@ -146,7 +146,7 @@ def test_summary_csv_reads_back_with_verdicts():
 def test_compare_runs_counts_moved_metrics_and_flipped_verdicts():
     import pandas as pd
 
-    from helpers.summary import compare_runs
+    from helpers.publish.summary import compare_runs
 
     def frame(values, passed):
         return pd.DataFrame({

@@ -3,23 +3,22 @@
 Method catalogue (names of :mod:`helpers.estimators`' registry)
 ----------------------------------------------------------------
 ``accuracy`` methods output an accuracy directly (fitted on the labelled reference where needed):
-average_confidence, doc, maxprob, atc_mc, atc_ne, cot, cbpe (NannyML's CBPE) and agreement (needs partner
-logits).
+average_confidence, doc, maxprob, atc_mc, atc_ne, cot, cbpe (NannyML's CBPE) and agreement (needs partner logits).
 
-``score`` methods output a set-level score that a :class:`~helpers.estimators.MetaSetRegression` (linear,
-fitted on the task's meta-set: one (score, accuracy) pair per meta set, paper 5 Algorithm 1) maps to accuracy:
-average_negative_entropy, average_energy, mde, mde_normalized, nuclear_norm, frechet.  They apply only to tasks
-with a meta-set.  Raw ``mde`` carries a ``log N`` term, so it applies only when every meta and target set has
-the same size; ``mde_normalized`` (MDE − log N) applies to any sizes.  ``frechet`` uses the task's features when
-given, else the logits as features.
+``score`` methods output a set-level score that a :class:`~helpers.estimators.MetaSetRegression` (linear, fitted on
+the task's meta-set: one (score, accuracy) pair per meta set, paper 5 Algorithm 1) maps to accuracy:
+average_negative_entropy, average_energy, mde, mde_normalized, nuclear_norm, frechet.  They apply only to tasks with
+a meta-set.  Raw ``mde`` carries a ``log N`` term, so it applies only when every meta and target set has the same
+size; ``mde_normalized`` (MDE − log N) applies to any sizes.  ``frechet`` uses the task's features when given, else
+the logits as features.
 
 Intervals
 ---------
 Every row's ``lower``/``upper`` is the percentile bootstrap interval over target examples (``n_boot`` resamples,
 ``level``; :mod:`helpers.estimators.bootstrap`) with the fitted state (thresholds, reference statistics, the
 regression line) held fixed.  For a regressed score it is the bootstrap interval of the score mapped through the
-fitted line (the replicates are mapped, clipped to [0, 1], then the percentiles are taken) -- so it covers
-target-sampling noise only, not the uncertainty of the line.  ``covered`` = lower <= true accuracy <= upper.
+fitted line (the replicates are mapped, clipped to [0, 1], then the percentiles are taken) -- so it covers target-
+sampling noise only, not the uncertainty of the line.  ``covered`` = lower <= true accuracy <= upper.
 
 Time
 ----
@@ -27,8 +26,8 @@ Time
 (reference fit, and for score methods the meta-set scoring and regression) divided equally over the task's targets,
 so summing ``seconds`` over a task's rows gives the method's total cost on the task.
 
-Rows computed elsewhere (self-training RI/RM ensembles, discriminator bounds of the seq2seq pipeline) join
-through :meth:`BenchmarkResult.add_rows` with the same columns.
+Rows computed elsewhere (self-training RI/RM ensembles, discriminator bounds of the seq2seq pipeline) join through
+:meth:`BenchmarkResult.add_rows` with the same columns.
 """
 
 from __future__ import annotations
@@ -159,19 +158,16 @@ def _inputs(task: ShiftTask, method: str, set_name: str, logits: np.ndarray) -> 
     return {"logits": logits}
 
 
-def _declared(call: Any, method: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """A user's estimator gets the arguments its method declares; a registered one gets them all (it declares them)."""
+def _declared(call: Any, method: str, arguments: dict[str, Any]) -> dict[str, Any]:  # a user's: what it declares
     return declared_arguments(call, **arguments) if _is_custom(method) else arguments
 
 
 def _fit(task: ShiftTask, method: str, est: Any) -> Any:
     ref = task.reference
     if _is_custom(method):
-        features = task.features["reference"] if task.features else None
-        given = {"logits": ref.logits, "labels": ref.labels, "features": features}
+        given = {"logits": ref.logits, "labels": ref.labels, "features": (task.features or {}).get("reference")}
         if learns_from_shifted_sets(est):  # e.g. the stacked estimator: the meta-set is its labelled shifted sets
-            given["shifted"] = {m: {"logits": s.logits, "labels": s.labels,
-                                    "features": task.features[m] if task.features else None}
+            given["shifted"] = {m: {"logits": s.logits, "labels": s.labels, "features": (task.features or {}).get(m)}
                                 for m, s in task.meta.items()}  # fmt: skip
         return est.fit(**declared_arguments(est.fit, **given))  # what your fit declares (the others stay out)
     if method == "frechet":
@@ -189,8 +185,7 @@ def _run_method(task: ShiftTask, method: str, *, n_boot: int, level: float, seed
     if _is_score(method, est):
         names = sorted(task.meta)
         measure = getattr(est, "measure", est.estimate)  # the raw score (a user's own estimator may lack it)
-        scores = [measure(**_declared(measure, method, _inputs(task, method, m, task.meta[m].logits))).score
-                  for m in names]  # fmt: skip
+        scores = [measure(**_declared(measure, method, _inputs(task, method, m, task.meta[m].logits))).score for m in names]
         accs = [task.meta[m].accuracy for m in names]
         regressor = MetaSetRegression().fit(scores=scores, accuracies=accs)
         if not _is_custom(method) or "regressor" in getattr(est, "get_params", dict)():
@@ -200,8 +195,7 @@ def _run_method(task: ShiftTask, method: str, *, n_boot: int, level: float, seed
     n_targets = len(task.targets)
     for set_name, target in task.targets.items():
         t1 = time.perf_counter()
-        e = est.estimate(**_declared(est.estimate, method, {**_inputs(task, method, set_name, target.logits),
-                                                            "interval": True}))  # fmt: skip
+        e = est.estimate(**_declared(est.estimate, method, {**_inputs(task, method, set_name, target.logits), "interval": True}))
         if regressor is not None and not np.isfinite(e.accuracy):  # a registered score without a regressor slot
             acc = float(np.clip(regressor.predict(np.array([e.score])).ravel()[0], 0.0, 1.0))
             e = dataclasses.replace(e, accuracy=acc, lower=None, upper=None)

@@ -47,7 +47,7 @@ matrix of Correct/Incorrect votes into paper 1's upper and lower bounds.
 from helpers.estimators._common import logsumexp_rows, softmax
 from helpers.estimators.agreement import AgreementScore, agreement_score
 from helpers.estimators.atc import ATC, ATC_RULES, atc_accuracy, atc_scores, atc_threshold
-from helpers.estimators.base import BaseEstimator, Estimate
+from helpers.estimators.base import BaseEstimator, Estimate, UnusedArgumentWarning, declared_arguments
 from helpers.estimators.bootstrap import (
     BootstrapResult,
     bootstrap_interval,
@@ -109,6 +109,8 @@ from helpers.estimators.stacking import STACK_METHODS, StackedEstimator, Stacked
 __all__ = [
     "Estimate",
     "BaseEstimator",
+    "UnusedArgumentWarning",
+    "declared_arguments",
     # classes
     "AverageConfidence",
     "AverageNegativeEntropy",

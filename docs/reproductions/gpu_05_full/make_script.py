@@ -3,7 +3,7 @@ import json
 import sys
 
 sys.path.insert(0, sys.argv[1])
-from helpers.runner import load_profile  # noqa: E402
+from helpers.run.runner import load_profile  # noqa: E402
 
 stem, out = sys.argv[2], sys.argv[3]
 PROFILE = sys.argv[4] if len(sys.argv) > 4 else "full"

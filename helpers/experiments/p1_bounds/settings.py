@@ -25,14 +25,14 @@ _CONFIG_FIELDS = tuple(PipelineConfig.__dataclass_fields__)
 def notebook_parameters(profile: str = "default", **overrides: Any) -> dict[str, Any]:
     """Notebook 01's parameters for ``profile``: its ``parameters`` cell, updated by the profile file and then by
     ``overrides`` (an unknown name is an error)."""
-    from helpers.runner import notebook_parameters as read
+    from helpers.run.runner import notebook_parameters as read
 
     return read(NOTEBOOK, profile, **overrides)
 
 
 def this_run(namespace: Mapping[str, Any]) -> dict[str, Any]:
     """The running notebook 01's parameters, read from its namespace by the names of its ``parameters`` cell."""
-    from helpers.runner import namespace_parameters
+    from helpers.run.runner import namespace_parameters
 
     return namespace_parameters(NOTEBOOK, namespace)
 

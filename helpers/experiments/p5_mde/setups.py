@@ -123,7 +123,7 @@ class Setup:
 def notebook_parameters(profile: str = "default", **overrides: Any) -> dict[str, Any]:
     """Notebook 05's parameters for ``profile``: its ``parameters`` cell's values, updated by
     ``notebooks/profiles/05_mde.yaml`` and then by ``overrides`` (what notebook 06 uses to read 05's cache)."""
-    from helpers.runner import notebook_parameters as read
+    from helpers.run.runner import notebook_parameters as read
 
     return read(NOTEBOOK, profile, **overrides)
 
@@ -131,7 +131,7 @@ def notebook_parameters(profile: str = "default", **overrides: Any) -> dict[str,
 def this_run(namespace: Mapping[str, Any]) -> dict[str, Any]:
     """The parameters of the running notebook 05, read from its namespace (``globals()``) by the names of its
     ``parameters`` cell: the same mapping :func:`notebook_parameters` gives notebook 06."""
-    from helpers.runner import namespace_parameters
+    from helpers.run.runner import namespace_parameters
 
     return namespace_parameters(NOTEBOOK, namespace)
 

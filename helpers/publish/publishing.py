@@ -57,7 +57,7 @@ def publish(
     docs : path, optional
         The documentation folder (the command line passes the repository's ``docs/``): the number blocks of
         ``reproductions/*.md`` are re-rendered and each published notebook, executed, goes to
-        ``notebooks/<stem>.ipynb`` with its outputs (:mod:`helpers.reports`).  None leaves the docs alone.
+        ``notebooks/<stem>.ipynb`` with its outputs (:mod:`helpers.publish.reports`).  None leaves the docs alone.
 
     Returns
     -------
@@ -65,8 +65,8 @@ def publish(
         The notebooks published.
     """
     from helpers.claims import claims_csv, collect_claims, render_details
-    from helpers.results import collect, summary_table
-    from helpers.summary import (
+    from helpers.publish.results import collect, summary_table
+    from helpers.publish.summary import (
         WHOLE_RUN,
         load_claims,
         run_times,
@@ -79,7 +79,7 @@ def publish(
             f"no complete run of profile {profile!r} with its own parameters: run python -m helpers run --profile "
             f"{profile} first (runs with -p overrides are never published by default)"
         )  # fmt: skip
-    from helpers.runner import run_folder_label
+    from helpers.run.runner import run_folder_label
 
     label = run_folder_label(run)
     if label:
@@ -136,8 +136,8 @@ def render_published(dest: Path, *, profile: str = "default", readme: str | os.P
     """Re-render what is generated from the published tables of ``dest``: its ``summary.md``, the README's results
     section (``readme``, None: leave it) and the number blocks of the reports in ``reports`` (None: leave them).
     Returns the published ``(summary, run times, claims)`` frames."""
-    from helpers.reports import splice_reports
-    from helpers.summary import (
+    from helpers.publish.reports import splice_reports
+    from helpers.publish.summary import (
         load_claims,
         load_summary,
         paper_comparison,
@@ -180,9 +180,9 @@ def _merge_claims(path: Path, new: pd.DataFrame, chosen: list[str]) -> None:
 
 def _publish_docs(docs: Path, run: Path, chosen: list[str], frame: pd.DataFrame, times: pd.DataFrame,
                   claims: pd.DataFrame) -> None:  # fmt: skip
-    """The reports' number blocks and the executed notebooks of ``chosen`` (:mod:`helpers.reports`)."""
-    from helpers.reports import headline_values, publish_notebook, splice_reports
-    from helpers.summary import paper_comparison
+    """The reports' number blocks and the executed notebooks of ``chosen`` (:mod:`helpers.publish.reports`)."""
+    from helpers.publish.reports import headline_values, publish_notebook, splice_reports
+    from helpers.publish.summary import paper_comparison
 
     splice_reports(frame, claims, paper_comparison(frame), times, folder=docs / "reproductions", only=set(chosen))
     heads = headline_values(frame)
@@ -201,7 +201,7 @@ def seed_runs(profile: str = "default") -> dict[int, Path]:
     """The runs a seeds stability table is built from: ``{0: the profile's latest complete run, N: the latest run
     labelled seed<N>}`` (``python -m helpers run -p seed=N``; the notebooks' default seed is 0)."""
     from helpers.paths import latest_run_dir, run_dirs
-    from helpers.runner import run_folder_label
+    from helpers.run.runner import run_folder_label
 
     out: dict[int, Path] = {}
     base = latest_run_dir(profile)
@@ -222,7 +222,7 @@ def seeds_stability(profile: str = "default", *, destination: str | os.PathLike[
     ``seeds_held`` / ``seeds`` columns of its ``claims.csv`` (claims decided on one seed only keep 1 of 1).
     """
     from helpers.claims import claims_csv, collect_claims, stability_table
-    from helpers.summary import load_claims
+    from helpers.publish.summary import load_claims
     from helpers.tables import to_markdown
 
     runs = seed_runs(profile)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.errors import InputValidationError, ProfileError
+from helpers.run.profiles import PROFILES, load_profile, notebooks_dir
 
 __all__ = [
     "TYPE_NAMES",
@@ -33,6 +34,8 @@ __all__ = [
     "check_parameters",
     "injected_names",
     "check_notebook_parameters",
+    "notebook_parameters",
+    "namespace_parameters",
 ]
 
 #: the types a parameter may declare, by the name used in its type comment
@@ -181,8 +184,6 @@ def check_notebook_parameters(stem: str, namespace: MutableMapping[str, Any]) ->
     dict
         The parameters now in force, ``{name: value}``.
     """
-    from helpers.runner import PROFILES, load_profile, notebooks_dir
-
     notebook = notebooks_dir() / f"{stem}.ipynb"
     types = parameter_types(notebook)
     injected = injected_names(namespace.get("In"))
@@ -204,3 +205,27 @@ def check_notebook_parameters(stem: str, namespace: MutableMapping[str, Any]) ->
     for name in types:
         check_value(name, namespace[name], types[name], notebook=stem)
     return {name: namespace[name] for name in types}
+
+
+def notebook_parameters(notebook: str, profile: str = "default", **overrides: Any) -> dict[str, Any]:
+    """A notebook's parameters for ``profile``: its ``parameters`` cell's defaults, updated by its profile file and
+    then by ``overrides`` (an unknown name is an error, not ignored).  How one notebook reads another's settings
+    (and so its cache), e.g. notebook 06 reading 05's and 01's."""
+    import ast
+
+    from helpers.errors import InputValidationError
+
+    declared = declared_parameters(notebooks_dir() / f"{notebook}.ipynb")
+    params = {name: ast.literal_eval(info["default"]) for name, info in declared.items()}
+    params.update(load_profile(profile).get(notebook, {}))
+    unknown = sorted(set(overrides) - set(params))
+    if unknown:
+        raise InputValidationError(f"overrides: {unknown} are not parameters of notebook {notebook}")
+    params.update(overrides)
+    return params
+
+
+def namespace_parameters(notebook: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The running notebook's parameters, read from its namespace (``globals()``) by the names of its
+    ``parameters`` cell: the same mapping :func:`notebook_parameters` gives another notebook."""
+    return {name: namespace[name] for name in declared_parameters(notebooks_dir() / f"{notebook}.ipynb")}

@@ -7,10 +7,10 @@ The main job (``python -m helpers run --profile default``) ends by calling :func
   undecided, the benchmark's own apart), every metric with a paper number beside ours (difference and the paper's
   table/section), then every recorded metric;
 * the README's results section, between the markers ``<!-- results:begin -->`` and ``<!-- results:end -->``,
-  from the same tables (one row per notebook, :mod:`helpers.reports`), so the README never holds a number typed
+  from the same tables (one row per notebook, :mod:`helpers.publish.reports`), so the README never holds a number typed
   by hand.
 
-Inputs are the JSONL records of :mod:`helpers.results`, the claim outcomes of :mod:`helpers.claims` and the
+Inputs are the JSONL records of :mod:`helpers.publish.results`, the claim outcomes of :mod:`helpers.claims` and the
 runner's ``run_status.json``.
 """
 
@@ -25,7 +25,7 @@ import pandas as pd
 from helpers.claims import CLAIM_COLUMNS, claims_csv, collect_claims, render_details, tally
 from helpers.errors import HelpersError
 from helpers.paths import REPO_ROOT, figures_dir, latest_run_dir, runs_dir
-from helpers.results import collect, summary_table
+from helpers.publish.results import collect, summary_table
 from helpers.tables import to_markdown
 
 __all__ = [
@@ -209,9 +209,9 @@ def render_readme_section(
     figures: Path | None = None, readme_dir: Path = REPO_ROOT,
 ) -> str:
     """The README's results section (between the markers): one row per notebook (paper, claims held, a headline
-    number beside the paper's, wall time, links to its report and published notebook; :mod:`helpers.reports`),
+    number beside the paper's, wall time, links to its report and published notebook; :mod:`helpers.publish.reports`),
     generated from the same tables as ``summary.md``."""
-    from helpers.reports import paper_rows
+    from helpers.publish.reports import paper_rows
 
     claims = pd.DataFrame(columns=CLAIM_COLUMNS) if claims is None else claims
     whole = times[times["notebook"] == WHOLE_RUN]
@@ -318,7 +318,7 @@ def compare_runs(before: pd.DataFrame, after: pd.DataFrame, *, rtol: float = 1e-
     """How much two runs' records differ, per notebook: metrics compared, how many moved (beyond ``rtol``), the
     largest absolute and relative change, and the claims whose verdict flipped.
 
-    ``before`` and ``after`` are frames of :func:`helpers.results.collect` (or ``summary.csv``); a metric is one
+    ``before`` and ``after`` are frames of :func:`helpers.publish.results.collect` (or ``summary.csv``); a metric is one
     (notebook, name, labels) row; run times (unit ``s``) are left out.  Use it to say what a change of machine,
     thread count or executor did to a run's numbers.
     """

@@ -8,7 +8,7 @@ Profiles are parameter sets stored with the notebooks, one YAML file per noteboo
     full:    {epochs: 30}
 
 Every notebook has a cell tagged ``parameters``.  The runner refuses a parameter that the notebook does not
-declare, or a value of another type (:mod:`helpers.notebook_params`), passes ``profile`` when the notebook
+declare, or a value of another type (:mod:`helpers.run.notebook_params`), passes ``profile`` when the notebook
 declares it, writes every run to its own folder ``<runs>/<profile>/<run id>/`` (git-ignored; executed notebooks,
 records, figures; :mod:`helpers.paths`), goes on past a failing notebook, reports which notebook and cell failed,
 and writes the folder's ``run_status.json`` after every notebook so an interrupted batch can be resumed with
@@ -29,12 +29,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from helpers.errors import ProfileError, UnknownNameError
-from helpers.notebook_params import check_parameters as _check_parameters
-from helpers.notebook_params import declared_parameters
+from helpers.errors import ProfileError
 from helpers.paths import REPO_ROOT, runs_dir  # noqa: F401  (runs_dir: re-exported for callers)
+from helpers.run.notebook_params import check_parameters as _check_parameters
+from helpers.run.notebook_params import declared_parameters, namespace_parameters, notebook_parameters  # noqa: F401
+from helpers.run.profiles import PROFILES, list_notebooks, load_profile, notebooks_dir, select_notebooks  # noqa: F401
 
 __all__ = [
     "PROFILES",
@@ -51,7 +50,6 @@ __all__ = [
     "format_runs",
 ]
 
-PROFILES = ("smoke", "default", "full")
 #: on a cluster, how often (s) the console says what is still running and the load average is sampled
 HEARTBEAT_S = 120.0
 _PATH_VARS = ("HELPERS_DATA", "HELPERS_CACHE", "HELPERS_RUNS", "HELPERS_FIGURES")
@@ -101,86 +99,6 @@ def inputs_fingerprint() -> dict[str, str]:
                 st = f.stat()
                 data.update(f"{f.relative_to(root)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
     return {"code_sha256": code.hexdigest(), "data_sha256": data.hexdigest()}
-
-
-def notebooks_dir() -> Path:
-    """``$HELPERS_NOTEBOOKS`` or ``<repo>/notebooks``."""
-    value = os.environ.get("HELPERS_NOTEBOOKS")
-    return Path(value) if value else REPO_ROOT / "notebooks"
-
-
-def list_notebooks(directory: Path | None = None) -> list[Path]:
-    """The notebooks to run, in name order (checkpoint copies excluded)."""
-    directory = directory or notebooks_dir()
-    return sorted(p for p in directory.glob("*.ipynb") if not p.name.startswith("."))
-
-
-def _select(notebooks: list[Path], only: Iterable[str] | None) -> list[Path]:
-    if not only:
-        return notebooks
-    chosen = []
-    for name in only:
-        stem = Path(name).stem
-        matches = [p for p in notebooks if p.stem == stem] or [
-            p for p in notebooks if p.stem.startswith(stem)
-        ]
-        if not matches:
-            raise UnknownNameError("notebook", name, [p.stem for p in notebooks])
-        chosen.extend(m for m in matches if m not in chosen)
-    return chosen
-
-
-def load_profile(profile: str, directory: Path | None = None) -> dict[str, dict[str, Any]]:
-    """Parameters per notebook stem for ``profile``.
-
-    Each notebook owns ``notebooks/profiles/<stem>.yaml`` (parsed with ``yaml.safe_load``), a mapping from profile
-    name to that notebook's parameters::
-
-        smoke:   {epochs: 3}
-        default: {epochs: 15}
-        full:    {epochs: 30}
-
-    A notebook without a file, or without an entry for ``profile``, runs with its own defaults.
-    """
-    if profile not in PROFILES:
-        raise ProfileError(f"unknown profile {profile!r}; expected one of: {', '.join(PROFILES)}")
-    folder = (directory or notebooks_dir()) / "profiles"
-    out: dict[str, dict[str, Any]] = {}
-    for path in sorted(folder.glob("*.yaml")):
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        if not isinstance(data, dict) or not all(isinstance(v, dict) or v is None for v in data.values()):
-            raise ProfileError(f"{path.name}: expected a mapping of profile name -> mapping of parameters")
-        unknown = sorted(set(data) - set(PROFILES))
-        if unknown:
-            raise ProfileError(
-                f"{path.name}: unknown profile(s) {', '.join(unknown)}; expected {', '.join(PROFILES)}"
-            )
-        out[path.stem] = dict(data.get(profile) or {})
-    return out
-
-
-def notebook_parameters(notebook: str, profile: str = "default", **overrides: Any) -> dict[str, Any]:
-    """A notebook's parameters for ``profile``: its ``parameters`` cell's defaults, updated by its profile file and
-    then by ``overrides`` (an unknown name is an error, not ignored).  How one notebook reads another's settings
-    (and so its cache), e.g. notebook 06 reading 05's and 01's."""
-    import ast
-
-    from helpers.errors import InputValidationError
-
-    declared = declared_parameters(notebooks_dir() / f"{notebook}.ipynb")
-    params = {name: ast.literal_eval(info["default"]) for name, info in declared.items()}
-    params.update(load_profile(profile).get(notebook, {}))
-    unknown = sorted(set(overrides) - set(params))
-    if unknown:
-        raise InputValidationError(f"overrides: {unknown} are not parameters of notebook {notebook}")
-    params.update(overrides)
-    return params
-
-
-def namespace_parameters(notebook: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
-    """The running notebook's parameters, read from its namespace (``globals()``) by the names of its
-    ``parameters`` cell: the same mapping :func:`notebook_parameters` gives another notebook."""
-    return {name: namespace[name] for name in declared_parameters(notebooks_dir() / f"{notebook}.ipynb")}
 
 
 def _sha256(data: bytes) -> str:
@@ -484,15 +402,15 @@ def run_notebooks(
     ``workers=1`` (the default here; the command line's default is a local cluster): one notebook after another in
     this process, their units too.  ``workers=None`` or ``> 1``: a local Dask cluster of that many processes
     (None: one per core); ``scheduler``: an existing cluster.  On a cluster, notebooks whose needs
-    (:mod:`helpers.graph`) have finished run side by side and their units share the workers (:mod:`helpers.parallel`).
+    (:mod:`helpers.run.graph`) have finished run side by side and their units share the workers (:mod:`helpers.parallel`).
     """
     from helpers import parallel
-    from helpers.graph import dependency_order
+    from helpers.run.graph import dependency_order
 
     if workers is not None and not scheduler:
         workers = parallel.check_workers(workers)
     profile_params = load_profile(profile)
-    notebooks = _select(list_notebooks(), only)
+    notebooks = select_notebooks(list_notebooks(), only)
     unknown = sorted(set(profile_params) - {p.stem for p in list_notebooks()})
     if unknown:
         raise ProfileError(f"profile file(s) for notebook(s) that do not exist: {', '.join(unknown)}")
@@ -618,8 +536,8 @@ def _run_side_by_side(ex, todo, graph, settings, executor_env, params_of, finish
     """
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    from helpers.graph import critical_minutes, run_graph
     from helpers.parallel import ENV_PRIORITY
+    from helpers.run.graph import critical_minutes, run_graph
 
     chain = critical_minutes([nb for nb, _ in todo], graph)
 
