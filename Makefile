@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 
-.PHONY: run test install lint lab clean-runs bench
+.PHONY: run test install lint lab clean-runs bench gpu-check
 
 install: $(VENV)/.installed
 
@@ -39,6 +39,12 @@ lab: install
 bench: install
 	$(PY) benchmarks/estimators.py
 	$(PY) benchmarks/attribution.py
+
+# On a GPU machine: every notebook's smoke profile, then one full-size unit each, on CUDA (<= 8 min), and a dated
+# record under docs/reproductions/gpu/. Without CUDA it says so and exits 0. Uses the venv if there is one (a device
+# image brings its own PyTorch; see benchmarks/gpu_check.py for the packages to carry).
+gpu-check:
+	$(if $(wildcard $(PY)),$(PY),$(PYTHON)) benchmarks/gpu_check.py
 
 clean-runs:
 	rm -rf runs/
