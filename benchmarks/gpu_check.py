@@ -136,12 +136,26 @@ def write_record(rows: list[dict], *, device: str, folder: Path, started: dateti
     return path
 
 
+#: distributions the device image already holds (its package list, 2026-11): their wheels are not carried
+DEVICE_HAS = {"numpy", "scipy", "pandas", "pyyaml", "tqdm", "jinja2", "click", "cloudpickle", "msgpack", "psutil",
+              "toolz", "fsspec", "packaging", "requests", "attrs", "typing-extensions", "python-dateutil", "certifi",
+              "sortedcontainers", "pygments", "markupsafe", "idna", "urllib3", "charset-normalizer", "zipp"}  # fmt: skip
+
+
 def download_wheels(folder: Path, python_version: str = "3.12") -> int:
-    """The wheels of :data:`NEEDED_PACKAGES` and what they need, for the device's Python (x86-64 Linux)."""
+    """The wheels of :data:`NEEDED_PACKAGES` and what they need, for the device's Python (x86-64 Linux), minus
+    :data:`DEVICE_HAS`.  About 48 MB, 32 of them POT's: with the data and the repository that is over one device
+    call's 64 MiB, so carry the notebooks' data in two calls (``--only``) or POT without its unused modules."""
     cmd = [sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--python-version", python_version,
            "--implementation", "cp", "--platform", "manylinux_2_28_x86_64", "--platform", "manylinux_2_17_x86_64",
            "--platform", "manylinux2014_x86_64", "--platform", "any", "-d", str(folder), *NEEDED_PACKAGES.values()]  # fmt: skip
-    return subprocess.call(cmd)
+    rc = subprocess.call(cmd)
+    for wheel in folder.glob("*.whl"):
+        if wheel.name.split("-")[0].lower().replace("_", "-") in DEVICE_HAS:
+            wheel.unlink()
+    size = sum(w.stat().st_size for w in folder.glob("*.whl")) / 2**20
+    print(f"[gpu-check] {len(list(folder.glob('*.whl')))} wheels, {size:.1f} MiB in {folder}")
+    return rc
 
 
 def main(argv: list[str] | None = None) -> int:
