@@ -25,9 +25,8 @@ flight than the cluster has worker threads, those that others need first (:mod:`
 on its units uses no core, and one more notebook keeps the cores busy meanwhile.  At worst (every kernel computing)
 a machine of N worker threads runs N + 1 kernels beside N units: single-threaded processes, which the operating
 system shares fairly, never N threads per process on N cores.  A unit never submits units: a :func:`map_units`
-call made on a worker runs its items in that worker, one after another.  (Notebooks as tasks on the workers,
-seceded from their thread pools, were tried first: the scheduler kept counting them on their worker and sent
-every unit to the other one, which left a core idle for minutes.)
+call made on a worker runs its items in that worker, one after another.  Notebooks are not tasks on the workers:
+a seceded task still counts on its worker, and the scheduler would send every unit to the other one.
 
 Reproducibility
 ---------------

@@ -202,9 +202,8 @@ def load_slog(*, lf: str = "varfree") -> list[COGSExample]:
     """SLOG generalization sets (Li et al. 2023): 17,000 examples in 17 categories.
 
     The authors ship them in a password zip (ZipCrypto, password ``SLOG`` from their README) to keep them out of
-    web-crawled training data. The member is decrypted and decoded in memory; nothing is written to disk.
-    Measured: about 0.5 s for ``varfree`` and 1 s for ``cogs`` on one CPU core (zipfile decrypts only the
-    compressed bytes: 0.6 MB / 1.0 MB).
+    web-crawled training data. The member is decrypted and decoded in memory; nothing is written to disk (zipfile
+    decrypts only the compressed bytes, 0.6 MB / 1.0 MB).
 
     Parameters
     ----------

@@ -317,7 +317,7 @@ def train_discriminators(
     attempts; if none passes, the attempt with the best dev AUC is kept and marked ``accepted = False``.  Once a
     member has exhausted its attempts that way, the later members get one attempt each (unless ``keep_retrying``):
     when ``max_attempts`` seeds in a row all fail, the setup, not the seed, is the cause, and further retries only
-    cost time (notebook 01's SCAN members: 20 of 20 attempts rejected, dev AUC .56-.58, ~31 s each).
+    cost time.
     ``model.dev_stats`` holds ``seed, attempts, dev_auc, dev_vote_rate, accepted`` of every member.
 
     Returns

@@ -33,8 +33,8 @@ from torch.nn import functional as F
 
 from helpers.errors import InputValidationError
 
-#: "auto" vectorises members of at most this many parameters: the measured break-even lies between 100k and 200k
-#: (at 161k the vectorised step was 0.71 vs 0.84 ms per member-step in one benchmark, 0.77 vs 0.67 in another)
+#: "auto" vectorises members of at most this many parameters: the break-even measured by
+#: ``benchmarks/ensemble_training.py`` lies between 100k and 200k parameters
 VECTORISE_MAX_PARAMETERS = 100_000
 
 __all__ = [

@@ -355,8 +355,7 @@ def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dic
     With ``cfg.negative_snapshots = m`` only the last m of those snapshots are mined.  The paper (App. B.1) mines
     the first 5 checkpoints of a *pretrained* T5 being fine-tuned, whose errors already resemble the final
     parser's; a parser trained from scratch may err differently early on, and this option tests that.  Notebook 01
-    keeps the paper's rule: the last-2 variant lifted SCAN's members only while the beam search cut outputs short,
-    and no longer does (README, Paper 1).
+    keeps the paper's rule (docs/reproductions/p1_discriminator_bounds.md compares the two).
     """
     rng = np.random.default_rng(cfg.seed)
     mine = (

@@ -84,7 +84,7 @@ DESCRIPTIONS: dict[str, str] = {
     "minilm3_finetuned": "MiniLM 3 layers fine-tuned",
 }
 
-#: Target ID accuracy of each member (issue #17): 0.85 for the word models and the fine-tuned MiniLM-L6 (IMDb models
+#: Target ID accuracy of each member: 0.85 for the word models and the fine-tuned MiniLM-L6 (IMDb models
 #: of these families reach mid-80s to low-90s), 0.75 for the frozen encoder and the 3-layer MiniLM.
 TARGETS: dict[str, float] = {
     name: 0.75 if name in ("minilm_frozen", "minilm3_finetuned") else 0.85 for name in SUITE

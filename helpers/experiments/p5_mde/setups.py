@@ -138,9 +138,8 @@ def this_run(namespace: Mapping[str, Any]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------------- images
 def _cifar_predictor(model: Callable[[], Any], *, batch_size: int, threads: int) -> Callable:
-    """Features and logits of a CIFAR ResNet: channels-last tensors (1.1-1.4x faster on this CPU, measured), and
-    ``threads`` torch threads for the call (0 keeps the process setting; the notebook's 1 thread suits its small
-    models, a ResNet-20 runs 1.7x faster on 2 threads)."""
+    """Features and logits of a CIFAR ResNet: channels-last tensors (faster convolutions on the CPU), and
+    ``threads`` torch threads for the call (0 keeps the process setting)."""
     import torch
 
     from helpers.models.resnet_cifar import cifar_preprocess

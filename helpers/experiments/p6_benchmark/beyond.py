@@ -23,7 +23,7 @@ Protocol (fixed before the numbers were seen, except where marked)
   ``conformal_pooled`` (CDF pooling: every calibration family weighs alike) was added after the plain intervals
   were seen to under-cover the small families; all three kinds are reported.  ``conformal_spread`` (radius scaled
   by the standard deviation of the stacked single methods' estimates on the set + 0.02) was pre-registered with its
-  comparison (#43 item 4, ``docs/reproductions/benchmark.md``) before it was built: against the fixed radius, the
+  comparison (``docs/reproductions/benchmark.md``) before it was built: against the fixed radius, the
   mean width at equal pooled coverage .90, read off each variant's curve of pooled coverage and mean width over
   the nominal levels :data:`CURVE_LEVELS` by linear interpolation (:func:`width_at_coverage`).
 * Amazon family (notebook parameter ``amazon_pairs_list``): all 12 ordered pairs of the four domains, as paper 3
