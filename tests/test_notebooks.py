@@ -12,6 +12,7 @@ from helpers.run import runner
 from helpers.run.runner import list_notebooks, load_profile
 
 NOTEBOOKS = [p.stem for p in list_notebooks()]
+EXPECTED = Path(__file__).with_name("expected") / "smoke_metrics.csv"
 EMBEDDED_ONLY = {"00_example"}  # notebooks that need no file from the data directory
 
 
@@ -37,6 +38,8 @@ def test_notebook_smoke(name):
     results = Path(run.output).parent / "results" / f"{name}.jsonl"
     assert results.exists() and results.read_text().strip(), f"{name} recorded no headline metric"
     assert all(json.loads(line)["profile"] == "smoke" for line in results.read_text().splitlines())
+    moved = smoke_values_moved(name, Path(run.output).parent / "results")
+    assert not moved, f"{name}: smoke values outside their tolerance (tests/expected/smoke_metrics.csv):\n" + "\n".join(moved)
     if name != "00_example":  # every paper notebook decides its registered claims (helpers.claims)
         claims = Path(run.output).parent / "results" / "claims" / f"{name}.jsonl"
         assert claims.exists() and all(json.loads(x)["verdict"] in ("holds", "fails", "undecided")
@@ -136,3 +139,48 @@ def test_smoke_on_a_two_worker_cluster_records_what_one_process_records(tmp_path
     assert not differ, differ
     assert len(claims[1]) > 10
     pd.testing.assert_frame_equal(claims[2].sort_index(), claims[1].sort_index())
+
+
+def _expected() -> pd.DataFrame:
+    expected = pd.read_csv(EXPECTED, keep_default_na=False, na_values=[""])
+    expected["labels"] = expected["labels"].fillna("")  # no labels: an empty string, as collect() gives
+    return expected
+
+
+def smoke_values_moved(name: str, results: Path) -> list[str]:
+    """The expected smoke values of notebook ``name`` (``tests/expected/smoke_metrics.csv``, each with its tolerance
+    and the tolerance's reason) that the run's records miss or move beyond ``abs_tol + rel_tol * |expected|``."""
+    from helpers.publish.results import collect
+
+    expected = _expected()
+    expected = expected[expected["notebook"] == name]
+    got = collect(results)
+    got = {(r.name, r.labels): r.value for r in got[got["notebook"] == name].itertuples()}
+    moved = []
+    for e in expected.itertuples():
+        value = got.get((e.name, e.labels))
+        if value is None:
+            moved.append(f"{e.name} [{e.labels}]: not recorded (expected {e.value:.6g})")
+            continue
+        value = float(value)
+        both_nan = pd.isna(e.value) and pd.isna(value)
+        if not both_nan and not abs(value - e.value) <= e.abs_tol + e.rel_tol * abs(e.value):
+            moved.append(f"{e.name} [{e.labels}]: {value:.6g}, expected {e.value:.6g} ± "
+                         f"{e.abs_tol + e.rel_tol * abs(e.value):.3g} ({e.reason})")  # fmt: skip
+    return moved
+
+
+def test_the_smoke_value_check_catches_a_moved_value(tmp_path, monkeypatch):
+    """A record moved beyond its tolerance, and one that disappears, are reported; one within it is not."""
+    from helpers.publish.results import record
+
+    expected = _expected()
+    rows = expected[(expected["notebook"] == "00_example") & (expected["unit"] == "fraction")].head(2)
+    assert len(rows) == 2, "the expected values must cover the example notebook"
+    (first, second) = list(rows.itertuples())
+    monkeypatch.setenv("HELPERS_RESULTS", str(tmp_path))
+    labels = dict(kv.split("=", 1) for kv in first.labels.split(", ")) if first.labels else {}
+    record(first.name, first.value + 0.01, unit="fraction", notebook="00_example", **labels)
+    assert smoke_values_moved("00_example", tmp_path)[0].startswith(f"{second.name}")  # the second is missing
+    record(first.name, first.value + 0.05, unit="fraction", notebook="00_example", **labels)
+    assert any(m.startswith(f"{first.name} [") and "expected" in m for m in smoke_values_moved("00_example", tmp_path))
