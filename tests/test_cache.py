@@ -70,8 +70,8 @@ def test_self_training_checkpoints_are_keyed_by_the_training_code(monkeypatch):
 
     pair = SimpleNamespace(kind="digits")
     path = runs._ckpt(pair, "f", "s0")
-    assert runs._code() in path.parts  # a change of the training code moves every checkpoint
-    monkeypatch.setattr(runs, "_code", lambda: "other-code")
+    assert runs.training_code() in path.parts  # a change of the training code moves every checkpoint
+    monkeypatch.setattr(runs, "training_code", lambda: "other-code")
     assert runs._ckpt(pair, "f", "s0") != path
 
 

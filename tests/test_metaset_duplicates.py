@@ -67,8 +67,8 @@ def test_the_old_digits_metaset_had_copies_and_notebook_05s_has_none(monkeypatch
         pytest.skip("USPS data not available")
     monkeypatch.setenv("HELPERS_DATA", str(shared_data_dir()))
     p = notebook_parameters("default", digits_severities=[1, 4], digits_n_compositions=2)
-    old = image_metaset(fit_names=p["cifar_fit_names"], heldout_names=p["cifar_heldout_names"],
-                        severities=p["digits_severities"], n_compositions=2, n_heldout_compositions=1, seed=0)  # fmt: skip
+    old = image_metaset(fit_names=p.cifar_fit_names, heldout_names=p.cifar_heldout_names,
+                        severities=p.digits_severities, n_compositions=2, n_heldout_compositions=1, seed=0)  # fmt: skip
     digits = load("digits").x[:200]
 
     def on(x):
@@ -97,6 +97,6 @@ def test_cifar_and_text_metasets_have_no_copies():
 
     p = notebook_parameters("default")
     texts = [f"the film number {i} was not good at all , but the actors tried hard and it ends well" for i in range(30)]
-    specs = text_metaset(fit_names=p["text_fit_names"], heldout_names=p["text_heldout_names"],
-                         severities=p["text_severities"], seed=0)  # fmt: skip
+    specs = text_metaset(fit_names=p.text_fit_names, heldout_names=p.text_heldout_names,
+                         severities=p.text_severities, seed=0)  # fmt: skip
     assert duplicate_sets(specs, lambda s: apply_text_shift(texts, s)) == {}

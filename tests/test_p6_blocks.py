@@ -144,7 +144,7 @@ def test_metaset_specs_are_notebook_05s_fit_sets():
     assert digits and {s.split for s in digits} == {"fit"}
     assert digits == [s for s in me.digits_setup(p5).specs if s.split == "fit"]
     text = me.metaset_specs(p5, "text")
-    assert {step[0] for s in text for step in s.steps} <= set(p5["text_fit_names"])
+    assert {step[0] for s in text for step in s.steps} <= set(p5.text_fit_names)
     with pytest.raises(InputValidationError, match="modality"):
         me.metaset_specs(p5, "audio")
 

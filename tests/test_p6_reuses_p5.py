@@ -18,8 +18,8 @@ def _data_present() -> bool:
 
 def test_notebook_parameters_are_notebook_05s_with_profile_and_overrides():
     smoke, default = me.notebook_parameters("smoke"), me.notebook_parameters("default")
-    assert smoke["cifar_backbones"] == [20] and default["cifar_backbones"] == [20, 32]  # profiles/05_mde.yaml
-    assert me.notebook_parameters("smoke", digits_epochs=1)["digits_epochs"] == 1
+    assert smoke.cifar_backbones == [20] and default.cifar_backbones == [20, 32]  # profiles/05_mde.yaml
+    assert me.notebook_parameters("smoke", digits_epochs=1).digits_epochs == 1
     with pytest.raises(InputValidationError, match="not parameters of notebook 05_mde"):
         me.notebook_parameters("smoke", cifar_backbone=[20])  # a typo is refused, not ignored
 
@@ -45,5 +45,5 @@ def test_benchmark_reuses_notebook_05s_cached_logits(monkeypatch, tmp_path):
     assert {task.family_of(s) for s in heldout} == {"digit-corruptions"} and task.family_of("usps-linear") == "digits-usps"
     np.testing.assert_array_equal(task.targets["usps-linear"].logits, outputs["cnn-seed0"]["usps-linear"]["logits"])
     assert set(task.meta) == {s for s in frame[frame.split == "fit"].set}
-    producers.digits_tasks({**p, "digits_epochs": 2}, directions=["digits->usps"], progress=False)
+    producers.digits_tasks({**p.as_dict(), "digits_epochs": 2}, directions=["digits->usps"], progress=False)
     assert len(calls) > n_05  # other parameters: other models, other cache entries

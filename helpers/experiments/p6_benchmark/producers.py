@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from helpers.benchmark.task import LabelledLogits, ShiftTask
+from helpers.experiments.p5_mde.settings import MdeSettings, mde_settings
 
 __all__ = [
     "CIFAR_CATEGORIES",
@@ -137,16 +138,18 @@ def _setup_tasks(setup, *, family: str, prefix: str, meta_splits, target_splits,
                         info=info, set_family=set_family)  # fmt: skip
 
 
-def cifar_tasks(p5: Mapping[str, Any], *, progress: bool = True) -> list[ShiftTask]:
+def cifar_tasks(p5: MdeSettings | Mapping[str, Any], *, progress: bool = True) -> list[ShiftTask]:
     """CIFAR-10 ResNets x corruption shifts: meta-set = 05's ``fit`` sets (fit corruption types at every severity
     and their compositions); targets = held-out types and compositions and the stress sets (05's ``heldout`` and
     ``unseen``), each in its family (:func:`cifar_family`); partner = the next ResNet; features = penultimate."""
     from helpers.experiments.p5_mde import cifar_setup
 
+    p5 = mde_settings(p5)
+
     return _setup_tasks(cifar_setup(p5), family="cifar-corruption", prefix="cifar10", meta_splits=("fit",),
                         target_splits=("heldout", "unseen"), progress=progress, set_family=cifar_family,
-                        info={"data": f"CIFAR-10 test ({p5.get('cifar_base', 'original')})",
-                              "n_per_set": p5["cifar_n_per_set"]})  # fmt: skip
+                        info={"data": f"CIFAR-10 test ({p5.cifar_base})",
+                              "n_per_set": p5.cifar_n_per_set})  # fmt: skip
 
 
 def _derived(task: ShiftTask, *, name: str, family: str, targets: Mapping[str, LabelledLogits],
@@ -162,28 +165,31 @@ def _derived(task: ShiftTask, *, name: str, family: str, targets: Mapping[str, L
     )  # fmt: skip
 
 
-def jpeg_sets(p5: Mapping[str, Any]) -> list[str]:
+def jpeg_sets(p5: MdeSettings | Mapping[str, Any]) -> list[str]:
     """The JPEG family's sets (rule fixed before the run): ``"clean"`` (the JPEG pool alone) and, per CIFAR-10-C
     category, the first held-out type of 05's ``cifar_heldout_names`` in it at severity 3 (else the middle held-out
     severity).  ``default``: clean, impulse_noise-3, glass_blur-3, spatter-3, saturate-3."""
-    severities = sorted(p5["cifar_heldout_severities"])
+    p5 = mde_settings(p5)
+    severities = sorted(p5.cifar_heldout_severities)
     severity = 3 if 3 in severities else severities[len(severities) // 2]
     out = ["clean"]
     for names in CIFAR_CATEGORIES.values():
-        first = next((n for n in p5["cifar_heldout_names"] if n in names), None)
+        first = next((n for n in p5.cifar_heldout_names if n in names), None)
         if first:
             out.append(f"{first}-{severity}")
     return out
 
 
-def jpeg_tasks(p5: Mapping[str, Any], cifar: Sequence[ShiftTask], *, progress: bool = True) -> list[ShiftTask]:
+def jpeg_tasks(p5: MdeSettings | Mapping[str, Any], cifar: Sequence[ShiftTask], *, progress: bool = True) -> list[ShiftTask]:
     """Family ``jpeg-compression``: each CIFAR-10 task of ``cifar`` (:func:`cifar_tasks`, reference = clean
     originals) on ``cifar_n_per_set`` images drawn from the 10,000 quality-75 JPEG test images, alone and with one
     held-out corruption of each CIFAR-10-C category (:func:`jpeg_sets`), under 05's cache keys for the ``"jpeg"``
     base (:func:`~helpers.experiments.p5_mde.setups.cifar_pool`)."""
     from helpers.experiments.p5_mde import cifar_setup
 
-    setup = cifar_setup({**p5, "cifar_base": "jpeg", "cifar_n_reference": 0})
+    p5 = mde_settings(p5)
+
+    setup = cifar_setup(dataclasses.replace(p5, cifar_base="jpeg", cifar_n_reference=0))
     by_name = {s.name: s for s in setup.specs}
     specs = [dataclasses.replace(by_name[n], split="heldout") for n in jpeg_sets(p5)]
     specs, out, _ = dataclasses.replace(setup, specs=specs).outputs(splits=("heldout",), progress=progress)
@@ -224,7 +230,7 @@ def label_shift_tasks(cifar: Sequence[ShiftTask], ratios: Sequence[float], *, se
 
 
 def digits_tasks(
-    p5: Mapping[str, Any], *, directions: Sequence[str] = ("digits->usps", "usps->digits"), progress: bool = True
+    p5: MdeSettings | Mapping[str, Any], *, directions: Sequence[str] = ("digits->usps", "usps->digits"), progress: bool = True
 ) -> list[ShiftTask]:
     """Digits <-> USPS at 8x8 with 05's CNNs: targets are the natural shifts (family ``digits-usps``:
     ``usps-histogram`` / ``usps-linear`` for digits->usps, ``sklearn-digits`` for usps->digits) and 05's held-out
@@ -232,6 +238,8 @@ def digits_tasks(
     compositions); the meta-set is 05's ``fit`` split of corrupted source images."""
     from helpers.errors import InputValidationError
     from helpers.experiments.p5_mde import digits_setup, usps_setup
+
+    p5 = mde_settings(p5)
 
     bad = sorted(set(directions) - {"digits->usps", "usps->digits"})
     if bad:
@@ -255,12 +263,14 @@ def _heldout_types(family: str) -> dict[str, Callable]:
             "keep_target": lambda s: s.split != "heldout" or s.family == "corruption"}  # fmt: skip
 
 
-def text_tasks(p5: Mapping[str, Any], *, progress: bool = True) -> list[ShiftTask]:
+def text_tasks(p5: MdeSettings | Mapping[str, Any], *, progress: bool = True) -> list[ShiftTask]:
     """IMDb sentiment models with 05's text setup: targets = RT / NLTK movie reviews / four Amazon domains (family
     ``imdb-natural``) and 05's held-out perturbation types at every severity on IMDb test reviews (family
     ``text-perturbations``); meta-set = 05's ``fit`` sets of perturbed IMDb test reviews."""
     from helpers.experiments.p5_mde import text_setup
 
+    p5 = mde_settings(p5)
+
     return _setup_tasks(text_setup(p5), family="imdb-natural", prefix="imdb", meta_splits=("fit",),
                         target_splits=("heldout", "unseen"), progress=progress, **_heldout_types("text-perturbations"),
-                        info={"data": "IMDb -> RT / movie reviews / Amazon", "n_per_set": p5["text_n_per_set"]})  # fmt: skip
+                        info={"data": "IMDb -> RT / movie reviews / Amazon", "n_per_set": p5.text_n_per_set})  # fmt: skip
