@@ -96,6 +96,7 @@ from helpers.estimators.dispersity import (
     nuclear_norm_score,
 )
 from helpers.estimators.energy import MDE, AverageEnergy, average_energy, free_energy, mde, mde_parts
+from helpers.estimators.mano import MaNo, mano_criterion, mano_normalize, mano_score
 from helpers.estimators.metaset import MetaSetRegression, compare_measures, metaset_predict, metaset_report
 from helpers.estimators.registry import (
     ESTIMATORS,
@@ -119,6 +120,10 @@ __all__ = [
     "ATC",
     "AverageEnergy",
     "MDE",
+    "MaNo",
+    "mano_score",
+    "mano_criterion",
+    "mano_normalize",
     "NuclearNorm",
     "FrechetDistance",
     "COT",

@@ -17,6 +17,7 @@ from helpers.estimators.confidence import AverageConfidence, AverageNegativeEntr
 from helpers.estimators.cot import COT
 from helpers.estimators.dispersity import FrechetDistance, NuclearNorm
 from helpers.estimators.energy import MDE, AverageEnergy
+from helpers.estimators.mano import MaNo
 from helpers.estimators.stacking import StackedEstimator
 from helpers.registry import Registry
 
@@ -56,6 +57,7 @@ ESTIMATORS.register("frechet", FrechetDistance)
 ESTIMATORS.register("cot", COT)
 ESTIMATORS.register("agreement", AgreementScore)
 ESTIMATORS.register("cbpe", CBPE)
+ESTIMATORS.register("mano", MaNo)
 ESTIMATORS.register("stacked", StackedEstimator)
 
 
