@@ -105,6 +105,7 @@ from helpers.estimators.registry import (
     list_estimators,
     register_estimator,
 )
+from helpers.estimators.softmax_corr import SoftmaxCorr, softmax_correlation
 from helpers.estimators.stacking import STACK_METHODS, StackedEstimator, StackedRegression
 
 __all__ = [
@@ -124,6 +125,8 @@ __all__ = [
     "mano_score",
     "mano_criterion",
     "mano_normalize",
+    "SoftmaxCorr",
+    "softmax_correlation",
     "NuclearNorm",
     "FrechetDistance",
     "COT",
