@@ -98,6 +98,7 @@ from helpers.estimators.dispersity import (
 from helpers.estimators.energy import MDE, AverageEnergy, average_energy, free_energy, mde, mde_parts
 from helpers.estimators.mano import MaNo, mano_criterion, mano_normalize, mano_score
 from helpers.estimators.metaset import MetaSetRegression, compare_measures, metaset_predict, metaset_report
+from helpers.estimators.prior_shift import ConfusionMatrixShift, pacc_prevalences
 from helpers.estimators.registry import (
     ESTIMATORS,
     get_estimator,
@@ -126,6 +127,8 @@ __all__ = [
     "mano_criterion",
     "mano_normalize",
     "SoftmaxCorr",
+    "ConfusionMatrixShift",
+    "pacc_prevalences",
     "softmax_correlation",
     "NuclearNorm",
     "FrechetDistance",

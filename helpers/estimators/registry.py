@@ -18,6 +18,7 @@ from helpers.estimators.cot import COT
 from helpers.estimators.dispersity import FrechetDistance, NuclearNorm
 from helpers.estimators.energy import MDE, AverageEnergy
 from helpers.estimators.mano import MaNo
+from helpers.estimators.prior_shift import ConfusionMatrixShift
 from helpers.estimators.softmax_corr import SoftmaxCorr
 from helpers.estimators.stacking import StackedEstimator
 from helpers.registry import Registry
@@ -60,6 +61,7 @@ ESTIMATORS.register("agreement", AgreementScore)
 ESTIMATORS.register("cbpe", CBPE)
 ESTIMATORS.register("mano", MaNo)
 ESTIMATORS.register("softmax_corr", SoftmaxCorr)
+ESTIMATORS.register("confusion_matrix_shift", ConfusionMatrixShift)
 ESTIMATORS.register("stacked", StackedEstimator)
 
 

@@ -29,7 +29,7 @@ def _data(n, k=5, seed=0):
 
 def _fitted(name, z, y):
     est = get_estimator(name, n_boot=40)
-    if name in ("atc_mc", "atc_ne", "doc"):
+    if name in ("atc_mc", "atc_ne", "doc", "confusion_matrix_shift"):
         est.fit(logits=z, labels=y)
     elif name == "cot":
         est.fit(labels=y, logits=z)
