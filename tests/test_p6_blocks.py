@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 import numpy as np
@@ -200,10 +201,14 @@ def test_pre_registered_families_of_cifar_sets_and_the_jpeg_rule():
     with pytest.raises(InputValidationError, match="no CIFAR-10-C category"):
         cifar_family(spec("rotate-1", "corruption", (("rotate", 1),)))
     assert {"cifar-noise", "cifar-blur", "cifar-weather", "cifar-digital"} <= set(FAMILIES) and len(FAMILIES) >= 9
-    default = {"cifar_heldout_names": ["impulse_noise", "speckle_noise", "glass_blur", "zoom_blur", "gaussian_blur",
-                                       "spatter", "saturate"], "cifar_heldout_severities": [1, 2, 3, 4, 5]}  # fmt: skip
+    from helpers.experiments.p5_mde.setups import notebook_parameters
+
+    default = notebook_parameters("default")
+    assert default.cifar_heldout_names == ["impulse_noise", "speckle_noise", "glass_blur", "zoom_blur", "gaussian_blur",
+                                           "spatter", "saturate"] and default.cifar_heldout_severities == [1, 2, 3, 4, 5]  # fmt: skip
     assert jpeg_sets(default) == ["clean", "impulse_noise-3", "glass_blur-3", "spatter-3", "saturate-3"]
-    assert jpeg_sets({"cifar_heldout_names": ["zoom_blur", "saturate"], "cifar_heldout_severities": [4, 2]}) == [
+    other = dataclasses.replace(default, cifar_heldout_names=["zoom_blur", "saturate"], cifar_heldout_severities=[4, 2])
+    assert jpeg_sets(other) == [
         "clean", "zoom_blur-4", "saturate-4"]  # fmt: skip
 
 
