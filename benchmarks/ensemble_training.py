@@ -74,6 +74,7 @@ def _run(way: str, d: int, x: np.ndarray, y: np.ndarray) -> float:
             lr=1e-3,
             seeds=range(N_MEMBERS),
             vectorise=way == "vectorised",
+            progress=False,
         )
     return time.perf_counter() - t
 

@@ -64,7 +64,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as ckdir:
             fit = train_parser(model, task.train, vocab, max_steps=base.parser_steps, batch_size=base.parser_batch_size,
                                lr=float(cand_lr), seed=base.seed, unk_singletons=base.parser_unk_singletons,
-                               schedule=None if schedule == "constant" else schedule, checkpoint_dir=ckdir,
+                               scheduler=None if schedule == "constant" else schedule, checkpoint_dir=ckdir,
                                device="cpu", progress=False)  # fmt: skip
         train_s = time.perf_counter() - t0
         rows.append({"task": args.task, "schedule": schedule, "lr": float(cand_lr), "steps": base.parser_steps,

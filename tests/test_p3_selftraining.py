@@ -204,7 +204,7 @@ def test_pools_trained_member_after_member_are_one_unit_per_member(monkeypatch):
         f"pool typical {pair.source_key} s{s}" for s in (1, 2)
     ]
     alone = ex.runs.supervised_pool(pair, cfg, "dann", [2])[0]
-    together = ex.runs.train_pool(cfg.factory("dann", pair), pair.x_train, pair.y_train, seeds=[1, 2],
-                                  epochs=cfg.f_epochs, batch_size=cfg.batch_size, lr=cfg.lr)[1]  # fmt: skip
+    together = ex.runs.train_pool(cfg.factory("dann", pair), pair.x_train, pair.y_train,
+                                  cfg.train_settings(epochs=cfg.f_epochs), seeds=[1, 2])[1]  # fmt: skip
     for k, v in alone.state_dict().items():
         torch.testing.assert_close(v, together.state_dict()[k], rtol=0, atol=0)

@@ -62,7 +62,7 @@ def test_suite_checkpoints_are_keyed_by_content(monkeypatch):
 
     calls = []
     real_fit = training.fit
-    monkeypatch.setattr(training, "fit", lambda *a, **k: calls.append(k["checkpoint_dir"]) or real_fit(*a, **k))
+    monkeypatch.setattr(training, "fit", lambda *a, **k: calls.append(a[2].checkpoint_dir) or real_fit(*a, **k))
     v = pair_vocab(["the cat saw a dog , drew"])
     frame = pd.DataFrame({"text": ["the cat saw a dog", "a dog drew the cat"] * 4, "label": [0, 1] * 4})
     a = train_suite({"inoc 1%": frame}, v, columns=["text"], key="hans", epochs=1, progress=False)

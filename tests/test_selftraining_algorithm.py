@@ -20,6 +20,7 @@ from helpers.selftraining import (
     self_training,
     weighted_training_set,
 )
+from helpers.training import TrainSettings
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -154,8 +155,7 @@ def test_random_init_members_reloaded_from_pretrained_state_every_round(monkeypa
         x_target=xt,
         num_models=3,
         pretrain_epochs=2,
-        batch_size=16,
-        seed=0,
+        settings=TrainSettings(batch_size=16, seed=0),
     ).pretrain()
     pre = [dict(s) for s in ens.pretrained_states_]
     assert not _same(pre[0], pre[1])  # different random initialisations
@@ -178,8 +178,7 @@ def test_representation_matching_reloads_h0_and_returns_N_epoch_snapshots(monkey
         x_target=xt,
         num_models=4,
         pretrain_epochs=2,
-        batch_size=16,
-        seed=0,
+        settings=TrainSettings(batch_size=16, seed=0),
     ).pretrain()
     h0 = dict(ens.pretrained_state_)
     seen = _record_initial_states(monkeypatch)
@@ -204,9 +203,7 @@ def test_gamma_controls_fit_to_pseudo_labels():
             gamma=gamma,
             pretrain_epochs=3,
             finetune_epochs=10,
-            batch_size=32,
-            lr=2e-2,
-            seed=0,
+            settings=TrainSettings(batch_size=32, lr=2e-2, seed=0),
         )
         return (ens(0, idx, flipped)[:, idx] == flipped).mean()
 

@@ -22,6 +22,7 @@ from helpers.selftraining import (
     success_conditions,
 )
 from helpers.selftraining.algorithm import RoundRecord
+from helpers.training import TrainSettings
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -132,7 +133,7 @@ def test_proxy_risk_runs_and_flags_disagreements():
             nn.Sequential(nn.Linear(2, 8), nn.ReLU()), nn.Linear(8, 2), nn.Linear(8, 2), alpha_max=0.1
         )
 
-    pr = ProxyRisk(model_factory=factory, pretrain_epochs=3, epochs=3, batch_size=32).fit(x=xs, y=ys)
+    pr = ProxyRisk(model_factory=factory, pretrain_epochs=3, epochs=3, settings=TrainSettings(batch_size=32)).fit(x=xs, y=ys)
     est = pr.estimate(x=xt, probs=probs)
     assert 0.0 <= est.accuracy <= 1.0 and pr.errors_.shape == (40,)
     assert est.accuracy == pytest.approx(1 - pr.errors_.mean())

@@ -576,7 +576,7 @@ def test_finished_discriminators_are_restored_not_retrained(tmp_path, monkeypatc
     kw = dict(
         kind="scratch", n_members=2, vocab=v, epochs=2, batch_size=4, lr=1e-3, device="cpu", progress=False
     )
-    first = train_discriminators(data, checkpoint_root=tmp_path, **kw)
+    first = train_discriminators(data, checkpoint_dir=tmp_path, **kw)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["member0.json", "member0.pt", "member1.json", "member1.pt"]
     from helpers.seq2seq import discriminators as disc_mod
 
@@ -584,7 +584,7 @@ def test_finished_discriminators_are_restored_not_retrained(tmp_path, monkeypatc
         raise AssertionError("a finished member was retrained")
 
     monkeypatch.setattr(disc_mod, "fit", no_fit)
-    second = train_discriminators(data, checkpoint_root=tmp_path, **kw)
+    second = train_discriminators(data, checkpoint_dir=tmp_path, **kw)
     assert np.array_equal(
         discriminator_votes(first, ins, outs, device="cpu"),
         discriminator_votes(second, ins, outs, device="cpu"),
@@ -623,11 +623,11 @@ def test_train_parser_schedule_changes_training_and_bad_name_fails(tmp_path):
     kw = dict(max_steps=4, batch_size=4, lr=1e-2, device="cpu", progress=False)
     const, linear = _tiny_parser(v), _tiny_parser(v)
     train_parser(const, PAIRS, v, **kw)
-    train_parser(linear, PAIRS, v, schedule="linear", warmup=0.5, **kw)
+    train_parser(linear, PAIRS, v, scheduler="linear", warmup=0.5, **kw)
     same = [torch.equal(a, b) for a, b in zip(const.state_dict().values(), linear.state_dict().values())]
     assert not all(same)  # the warm-up and decay change the steps taken
     with pytest.raises(InputValidationError, match="scheduler"):
-        train_parser(_tiny_parser(v), PAIRS, v, schedule="exponential", **kw)
+        train_parser(_tiny_parser(v), PAIRS, v, scheduler="exponential", **kw)
 
 
 def test_parser_schedule_enters_the_cache_key_only_when_set():

@@ -73,7 +73,7 @@ def test_degenerate_member_is_retrained_with_a_new_seed_and_its_stats_persist(tm
 
     monkeypatch.setattr(disc_mod, "member_is_degenerate", reject_first)
     kw = dict(kind="scratch", n_members=2, vocab=v, epochs=2, batch_size=16, lr=3e-3, device="cpu",
-              progress=False, dev=dev, seed=7, checkpoint_root=tmp_path)  # fmt: skip
+              progress=False, dev=dev, seed=7, checkpoint_dir=tmp_path)  # fmt: skip
     members = train_discriminators(train, **kw)
     stats = [m.dev_stats for m, _ in members]
     assert [s["seed"] for s in stats] == [1007, 8] and [s["attempts"] for s in stats] == [2, 1]
@@ -118,7 +118,7 @@ def test_the_retry_cap_survives_an_interruption(tmp_path, monkeypatch):
     v = WordVocab.build([*train.inputs, *train.outputs, *dev.inputs, *dev.outputs, "[SEP]"])
     monkeypatch.setattr(disc_mod, "member_is_degenerate", lambda auc, rate, **kw: True)
     kw = dict(kind="scratch", vocab=v, epochs=1, batch_size=16, lr=3e-3, device="cpu", progress=False, dev=dev,
-              max_attempts=3, checkpoint_root=tmp_path)  # fmt: skip
+              max_attempts=3, checkpoint_dir=tmp_path)  # fmt: skip
     (first, _), = train_discriminators(train, n_members=1, **kw)  # "interrupted" after member 0
     assert first.dev_stats["attempts"] == 3
     stats = [m.dev_stats for m, _ in train_discriminators(train, n_members=2, **kw)]
@@ -167,7 +167,7 @@ def test_frozen_member_weights_are_stored_without_the_frozen_part(tmp_path, monk
     data = DiscriminatorData(["jump", "walk", "run", "look"], ["jump", "x", "run", "y"], np.array([1, 0, 1, 0]))
     kw = dict(kind="minilm", n_members=1, max_length=16, epochs=1, batch_size=4, lr=1e-4, device="cpu",
               progress=False, model_kwargs={"freeze_layers": 5})
-    first = train_discriminators(data, checkpoint_root=tmp_path, **kw)
+    first = train_discriminators(data, checkpoint_dir=tmp_path, **kw)
     saved = torch.load(tmp_path / "member0.pt", weights_only=True)
     assert not any(k.startswith("encoder.embeddings") or ".layer.0." in k for k in saved)
     assert any(".layer.5." in k for k in saved) and "classifier.weight" in saved
@@ -176,7 +176,7 @@ def test_frozen_member_weights_are_stored_without_the_frozen_part(tmp_path, monk
         raise AssertionError("a finished member was retrained")
 
     monkeypatch.setattr(disc_mod, "fit", no_fit)
-    second = train_discriminators(data, checkpoint_root=tmp_path, **kw)
+    second = train_discriminators(data, checkpoint_dir=tmp_path, **kw)
     with torch.inference_mode():
         a = first[0][0].eval()(**first[0][1].encode(list(zip(data.inputs, data.outputs))))
         b = second[0][0].eval()(**second[0][1].encode(list(zip(data.inputs, data.outputs))))
@@ -190,9 +190,9 @@ def test_members_train_on_length_bucketed_batches(monkeypatch):
     got = {}
     real = disc_mod.fit
 
-    def spy(model, data, **kw):
+    def spy(model, data, settings, **kw):
         got["lengths"], got["n"] = kw["lengths"], len(data)
-        return real(model, data, **kw)
+        return real(model, data, settings, **kw)
 
     monkeypatch.setattr(disc_mod, "fit", spy)
     train_discriminators(

@@ -144,22 +144,21 @@ def read_images(
 def _train_image_model(x: np.ndarray, y: np.ndarray, *, n_classes: int, seed: int, opts: dict):
     """Train the CNN on NHWC images ``x``; return images → ``{"logits", "features"}`` (monkeypatched in tests)."""
     from helpers.models import build_model
-    from helpers.training import features_and_logits, fit, seed_everything
+    from helpers.training import TrainSettings, features_and_logits, fit, seed_everything
 
     seed_everything(seed)
     model = build_model(
         opts["model"], num_classes=n_classes, image_size=int(opts["image_size"]), in_channels=x.shape[-1]
     )
     nchw = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
-    fit(
-        model,
-        (nchw, y.astype(np.int64)),
+    settings = TrainSettings(
         epochs=int(opts["epochs"]),
         batch_size=int(opts["batch_size"]),
         lr=float(opts["lr"]),
         seed=seed,
         progress=f"training the {opts['model']} on your {len(y)} images" if opts["progress"] else False,
     )
+    fit(model, (nchw, y.astype(np.int64)), settings)
     model.eval()
     return lambda imgs: features_and_logits(model, np.ascontiguousarray(imgs.transpose(0, 3, 1, 2)))
 

@@ -141,11 +141,12 @@ def _train_text_model(
     from helpers.models import build_model
     from helpers.models.text import Vocab
     from helpers.models.zoo import train_text_classifier
-    from helpers.training import features_and_logits, fit, seed_everything
+    from helpers.training import TrainSettings, features_and_logits, fit, seed_everything
 
     name = opts["model"]
     seed_everything(seed)
-    common = dict(epochs=int(opts["epochs"]), batch_size=int(opts["batch_size"]), lr=float(opts["lr"]), seed=seed)
+    settings = TrainSettings(epochs=int(opts["epochs"]), batch_size=int(opts["batch_size"]), lr=float(opts["lr"]),
+                             seed=seed)  # fmt: skip
     if name == "tfidf_mlp":
         from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -156,14 +157,15 @@ def _train_text_model(
 
         model = build_model(name, in_features=len(vec.vocabulary_), num_classes=n_classes)
         label = f"training the TF-IDF classifier on your {len(texts)} texts" if opts["progress"] else False
-        fit(model, (encode(texts), np.asarray(labels, dtype=np.int64)), progress=label, **common)
+        fit(model, (encode(texts), np.asarray(labels, dtype=np.int64)), settings.replace(progress=label))
         model.eval()
         return lambda xs: features_and_logits(model, encode(xs))
     vocab = Vocab.build(texts, min_freq=int(opts["min_freq"]), max_size=int(opts["max_vocab"]))
     # the zoo seeds the initial weights with torch.manual_seed(seed), as seed_everything(seed) above did
+    label = f"training the {name} on your {len(texts)} texts" if opts["progress"] else False
     _, outputs = train_text_classifier(
-        name, texts, labels, vocab=vocab, max_len=int(opts["max_len"]), num_classes=n_classes,
-        progress=f"training the {name} on your {len(texts)} texts" if opts["progress"] else False, **common,
+        name, texts, labels, settings.replace(progress=label), vocab=vocab, max_len=int(opts["max_len"]),
+        num_classes=n_classes,
     )  # fmt: skip
     return outputs
 

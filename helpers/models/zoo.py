@@ -20,12 +20,14 @@ constructors and train them with their papers' settings (:func:`helpers.training
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
 from helpers.errors import InputValidationError
 from helpers.training.predict import features_and_logits, in_length_order
+from helpers.training.settings import TrainSettings
 
 __all__ = [
     "TEXT_MODELS",
@@ -87,21 +89,21 @@ def minilm_embeddings(vocab) -> torch.Tensor:
     return torch.from_numpy(np.asarray(arr, dtype=np.float32))
 
 
-def train_linear_head(features, labels, *, num_classes: int = 2, epochs: int, lr: float, batch_size: int = 64,
-                      seed: int = 0, checkpoint_dir=None, progress: bool = False):  # fmt: skip
+def train_linear_head(features, labels, settings=None, *, num_classes: int = 2, **overrides):
     """A ``torch.nn.Linear`` head trained by Adam on fixed features (e.g. cached frozen-MiniLM embeddings), with
-    :func:`helpers.training.fit`: the same as training the head behind a frozen encoder, with the encoder run once.
-    Its initial weights come from torch's global generator.  Returns the trained head."""
+    :func:`helpers.training.fit` under ``settings`` (a :class:`~helpers.training.TrainSettings`; ``**overrides``
+    change it): the same as training the head behind a frozen encoder, with the encoder run once.  Its initial
+    weights come from torch's global generator.  Returns the trained head."""
     from torch import nn
 
     from helpers.training import fit
 
+    s = TrainSettings.resolve(settings, **{"progress": False, **overrides} if settings is None else overrides)
     f = np.asarray(features)
     if f.ndim != 2 or len(f) != len(labels):
         raise InputValidationError(f"features, labels: expected shapes (n, d) and (n,), got {f.shape}, {len(labels)}")
     head = nn.Linear(f.shape[1], num_classes)
-    fit(head, (f, np.asarray(labels)), epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, progress=progress,
-        checkpoint_dir=checkpoint_dir)  # fmt: skip
+    fit(head, (f, np.asarray(labels)), s)
     return head
 
 TEXT_MODELS = ("bow", "embsum", "textcnn", "lstm", "minilm", "minilm-frozen")
@@ -164,17 +166,14 @@ def minilm_outputs(
     return outputs
 
 
-def _train_minilm(
-    name, texts, labels, *, num_classes, epochs, max_steps, lr, batch_size, max_len, seed, checkpoint_dir, cache_key,
-    cache_namespace, progress=False,
-):
+def _train_minilm(name, texts, labels, s, *, num_classes, max_len, cache_key, cache_namespace):
     from helpers.cache import cached_arrays
     from helpers.models import build_model
     from helpers.models.minilm import MiniLMCollator
     from helpers.training import fit
 
     frozen = name == "minilm-frozen"
-    model = build_model("minilm", seed=seed, num_labels=num_classes, freeze_encoder=frozen)
+    model = build_model("minilm", seed=s.seed, num_labels=num_classes, freeze_encoder=frozen)
     collate = MiniLMCollator(model.tokenizer, max_length=max_len)
     outputs = minilm_outputs(model, collate)
     if frozen:  # pretrained encoder as a fixed feature extractor, logistic-regression head on its embeddings
@@ -188,39 +187,32 @@ def _train_minilm(
                               code=("helpers.models",))["features"]  # fmt: skip
         fit_logistic_head(model.classifier, feats, labels)
     else:
-        fit(
-            model,
-            list(zip(texts, labels)),
-            epochs=epochs,
-            max_steps=max_steps,
-            batch_size=min(batch_size, 32),
-            lr=lr or 5e-5,
-            seed=seed,
-            collate_fn=collate,
-            checkpoint_dir=checkpoint_dir,
-            progress=progress,
-        )
+        fit(model, list(zip(texts, labels)), s.replace(batch_size=min(s.batch_size, 32)), collate_fn=collate)
     model.eval()
     return model, outputs
+
+
+def text_train_settings(name: str, **changes: Any) -> TrainSettings:
+    """The default :class:`~helpers.training.TrainSettings` of :func:`train_text_classifier`'s model ``name``:
+    3 epochs of Adam, learning rate 5e-5 in batches of 32 for MiniLM, 3e-3 in batches of 64 for the word-level
+    models, no progress bar; ``changes`` applied."""
+    big = name.startswith("minilm")
+    base = TrainSettings(epochs=3, lr=5e-5 if big else 3e-3, batch_size=32 if big else 64, progress=False)
+    return base.replace(**changes)
 
 
 def train_text_classifier(
     name: str,
     texts: Sequence[str],
     labels: Sequence[int],
+    settings: TrainSettings | None = None,
     *,
     vocab=None,
-    epochs: int = 3,
-    max_steps: int | None = None,
-    lr: float | None = None,
-    batch_size: int = 64,
     max_len: int = 256,
-    seed: int = 0,
-    checkpoint_dir=None,
     cache_key: Mapping | None = None,
     cache_namespace: str = "text_models",
     num_classes: int = 2,
-    progress: bool = False,
+    **overrides: Any,
 ) -> tuple[object, Callable[[Sequence[str]], dict[str, np.ndarray]]]:
     """Train one sentiment classifier and return it with a function texts → {"logits"[, "features"]}.
 
@@ -236,10 +228,10 @@ def train_text_classifier(
         Training texts and integer labels.
     vocab : helpers.models.text.Vocab
         Word vocabulary (required for the word-level models).
-    epochs, max_steps, lr, batch_size, seed, checkpoint_dir
-        Passed to :func:`helpers.training.fit` (``lr`` defaults to 3e-3, 5e-5 for MiniLM; ``batch_size`` 32 for
-        MiniLM); unused by ``"minilm-frozen"``.  Pass ``checkpoint_dir`` so that re-running resumes instead of
-        retraining.
+    settings : TrainSettings, optional
+        How :func:`helpers.training.fit` trains (default :func:`text_train_settings`; ``**overrides`` change it;
+        MiniLM's batches are capped at 32); its seed also seeds the initial weights; only the seed is used by
+        ``"minilm-frozen"``.  Set ``checkpoint_dir`` so that re-running resumes instead of retraining.
     max_len : int
         Words (WordPiece tokens for MiniLM) kept per text.
     num_classes : int, default 2
@@ -249,13 +241,12 @@ def train_text_classifier(
     cache_key : mapping, optional
         Extra key parts for the disk cache of ``"minilm-frozen"``'s training embeddings (the texts, ``max_len``
         and pooling are always part of the key).
-    progress : bool, default False
-        A tqdm bar over the training steps.
     """
     from helpers.models import build_model
     from helpers.models.text import Vocab
     from helpers.training import fit
 
+    s = TrainSettings.resolve(settings if settings is not None else text_train_settings(name), **overrides)
     texts, labels = list(texts), [int(v) for v in labels]
     if name not in TEXT_MODELS:
         raise InputValidationError(f"name: expected one of {TEXT_MODELS}, got {name!r}")
@@ -264,38 +255,13 @@ def train_text_classifier(
             f"texts, labels: expected equal non-zero lengths, got {len(texts)} and {len(labels)}"
         )
     if name.startswith("minilm"):
-        return _train_minilm(
-            name,
-            texts,
-            labels,
-            epochs=epochs,
-            max_steps=max_steps,
-            lr=lr,
-            batch_size=batch_size,
-            max_len=max_len,
-            seed=seed,
-            checkpoint_dir=checkpoint_dir,
-            cache_key=cache_key,
-            cache_namespace=cache_namespace,
-            num_classes=num_classes,
-            progress=progress,
-        )
+        return _train_minilm(name, texts, labels, s, num_classes=num_classes, max_len=max_len, cache_key=cache_key,
+                             cache_namespace=cache_namespace)  # fmt: skip
     if vocab is None:
         raise InputValidationError(f"vocab: required for the word-level model {name!r}")
     kwargs = {"pooling": "mean"} if name == "embsum" else {}
-    model = build_model(name, seed=seed, vocab_size=len(vocab), num_classes=num_classes, **kwargs)
-    fit(
-        model,
-        vocab.dataset(texts, labels, max_len=max_len),
-        epochs=epochs,
-        max_steps=max_steps,
-        batch_size=batch_size,
-        lr=lr or 3e-3,
-        seed=seed,
-        collate_fn=Vocab.collate,
-        checkpoint_dir=checkpoint_dir,
-        progress=progress,
-    )
+    model = build_model(name, seed=s.seed, vocab_size=len(vocab), num_classes=num_classes, **kwargs)
+    fit(model, vocab.dataset(texts, labels, max_len=max_len), s, collate_fn=Vocab.collate)
     return model, word_model_outputs(model.eval(), vocab, max_len=max_len)
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,6 +36,7 @@ from helpers.models.dann import IGNORE_LABEL
 from helpers.selftraining.adversarial import train_dann_paired
 from helpers.training import predict
 from helpers.training.members import ConfigCheckpoint, train_members
+from helpers.training.settings import TrainSettings
 
 __all__ = [
     "majority_vote",
@@ -313,61 +313,34 @@ def train_pool(
     model_factory: Callable[[], nn.Module],
     x: np.ndarray,
     y: np.ndarray,
+    settings: TrainSettings | None = None,
     *,
     seeds: Sequence[int],
-    epochs: int,
-    batch_size: int = 64,
-    lr: float = 1e-3,
-    checkpoint_dir: str | Path | None = None,
     vectorise: bool | str = "auto",
-    progress: bool = False,
+    **overrides: Any,
 ) -> list[nn.Module]:
     """Members built as ``model_factory()`` under ``seeds[i]`` (initialisation) and trained on (x, y) with
     cross-entropy and Adam, shuffling with ``seeds[i]``, all at once (:func:`helpers.training.members.train_members`).
 
-    With ``checkpoint_dir`` training resumes from ``checkpoint_dir / "members.pt"`` (saved every minute), and a
-    finished pool is re-loaded instead of retrained.
+    ``settings`` gives epochs, batch size, learning rate and progress.  With ``settings.checkpoint_dir`` training
+    resumes from ``checkpoint_dir / "members.pt"`` (saved every minute), and a finished pool is re-loaded instead
+    of retrained.
     """
-    models = [_build(model_factory, s) for s in seeds]
-    return train_members(
-        models,
-        x,
-        np.asarray(y, np.int64),
-        epochs=epochs,
-        batch_size=batch_size,
-        lr=lr,
-        seeds=list(seeds),
-        vectorise=vectorise,
-        checkpoint=Path(checkpoint_dir) / "members.pt" if checkpoint_dir is not None else None,
-        progress=progress,
-    )
+    s = TrainSettings.resolve(settings, **overrides)
+    models = [_build(model_factory, seed) for seed in seeds]
+    return train_members(models, x, np.asarray(y, np.int64), None, s, seeds=list(seeds), vectorise=vectorise)
 
 
 def train_supervised(
     model_factory: Callable[[], nn.Module],
     x: np.ndarray,
     y: np.ndarray,
-    *,
-    epochs: int,
-    batch_size: int = 64,
-    lr: float = 1e-3,
-    seed: int = 0,
-    checkpoint_dir: str | Path | None = None,
-    progress: bool = False,
+    settings: TrainSettings | None = None,
+    **overrides: Any,
 ) -> nn.Module:
-    """One member of :func:`train_pool`: built under ``seed`` and trained on (x, y)."""
-    return train_pool(
-        model_factory,
-        x,
-        y,
-        seeds=[seed],
-        epochs=epochs,
-        batch_size=batch_size,
-        lr=lr,
-        checkpoint_dir=checkpoint_dir,
-        vectorise=False,
-        progress=progress,
-    )[0]
+    """One member of :func:`train_pool`: built under ``settings.seed`` and trained on (x, y)."""
+    s = TrainSettings.resolve(settings, **overrides)
+    return train_pool(model_factory, x, y, s, seeds=[s.seed], vectorise=False)[0]
 
 
 def train_dann(
@@ -375,19 +348,17 @@ def train_dann(
     x_source: np.ndarray,
     y_source: np.ndarray,
     x_target: np.ndarray,
-    *,
-    epochs: int,
-    batch_size: int = 64,
-    lr: float = 1e-3,
-    seed: int = 0,
-    checkpoint_dir: str | Path | None = None,
-    progress: bool = False,
+    settings: TrainSettings | None = None,
+    **overrides: Any,
 ) -> nn.Module:
     """DANN training on labelled D and unlabelled U_X, one D batch and one U_X batch per step, min(|D|, |U_X|)/B
     steps per epoch, α(p) = (2/(1+e^{−10p}) − 1)·α_max (appendix C.1.4; the authors' ``train_dann.py``).
 
-    With ``checkpoint_dir`` the trained weights are stored in ``checkpoint_dir / "dann.pt"`` and re-loaded.
+    ``settings`` gives epochs, batch size, learning rate and seed.  With ``settings.checkpoint_dir`` the trained
+    weights are stored in ``checkpoint_dir / "dann.pt"`` and re-loaded.
     """
+    s = TrainSettings.resolve(settings, **overrides)
+    epochs, batch_size, lr, seed = s.total_epochs, s.batch_size, s.lr, s.seed
     model = _build(model_factory, seed)
     config = {
         "n_s": len(y_source),
@@ -397,7 +368,7 @@ def train_dann(
         "lr": float(lr),
         "seed": int(seed),
     }
-    ck = ConfigCheckpoint(Path(checkpoint_dir) / "dann.pt" if checkpoint_dir is not None else None, config)
+    ck = ConfigCheckpoint(s.checkpoint_dir / "dann.pt" if s.checkpoint_dir is not None else None, config)
     saved = ck.load()
     if saved is not None:
         model.load_state_dict(saved["state"])

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 from torch import nn
@@ -26,6 +25,7 @@ from helpers.errors import InputValidationError
 from helpers.estimators.base import BaseEstimator, Estimate
 from helpers.selftraining.adversarial import proxy_risk_finetune
 from helpers.selftraining.algorithm import _cpu_state, train_dann
+from helpers.training.settings import TrainSettings
 
 __all__ = [
     "ensemble_average_confidence",
@@ -128,9 +128,12 @@ class ProxyRisk(BaseEstimator):
     model_factory : callable() -> DANN
     initial_model : nn.Module, optional
         A pre-trained DANN check model h' (e.g. the h_0 of T_RM); otherwise trained in ``estimate``.
-    pretrain_epochs, epochs, lr, lam, alpha, eps_factor, batch_size, seed, checkpoint_dir :
+    pretrain_epochs, epochs, lam, alpha, eps_factor :
         Paper 3: λ = 50, T₂ = 20 epochs, α = 0.1, ε = 1.1·ε₀ (digits, CIFAR10-C; the paper gives no Amazon
-        values, so these), Adam lr 1e-3 (Amazon and digits).
+        values, so these).
+    settings : TrainSettings, optional
+        Batch size, learning rate (paper 3: Adam lr 1e-3 on Amazon and digits), seed; h' is checkpointed in
+        ``settings.checkpoint_dir / "h0"``.
     """
 
     name = "proxy_risk"
@@ -142,19 +145,16 @@ class ProxyRisk(BaseEstimator):
         initial_model: nn.Module | None = None,
         pretrain_epochs: int = 10,
         epochs: int = 20,
-        lr: float = 1e-3,
         lam: float = 50.0,
         alpha: float = 0.1,
         eps_factor: float = 1.1,
-        batch_size: int = 64,
-        seed: int = 0,
-        checkpoint_dir: str | Path | None = None,
+        settings: TrainSettings | None = None,
     ):
         self.model_factory = model_factory
         self.initial_model = initial_model
-        self.pretrain_epochs, self.epochs, self.lr = pretrain_epochs, epochs, lr
+        self.pretrain_epochs, self.epochs = pretrain_epochs, epochs
         self.lam, self.alpha, self.eps_factor = lam, alpha, eps_factor
-        self.batch_size, self.seed, self.checkpoint_dir = batch_size, seed, checkpoint_dir
+        self.settings = TrainSettings.resolve(settings)
 
     def fit(
         self,
@@ -190,16 +190,14 @@ class ProxyRisk(BaseEstimator):
         if pf.ndim != 2 or len(pf) != len(x):
             raise InputValidationError(f"probs: expected shape ({len(x)}, K), got {pf.shape}")
         if self.initial_model is None:
-            ck = Path(self.checkpoint_dir) / "h0" if self.checkpoint_dir else None
+            folder = self.settings.checkpoint_dir
             h0 = train_dann(
                 self.model_factory,
                 self.x_source_,
                 self.y_source_,
                 x,
-                epochs=self.pretrain_epochs,
-                batch_size=self.batch_size,
-                seed=self.seed,
-                checkpoint_dir=ck,
+                self.settings.replace(epochs=self.pretrain_epochs, lr=1e-3,
+                                      checkpoint_dir=folder / "h0" if folder is not None else None),
             )
         else:
             h0 = self.initial_model
@@ -217,9 +215,9 @@ class ProxyRisk(BaseEstimator):
             lam=self.lam,
             alpha=self.alpha,
             eps_factor=self.eps_factor,
-            lr=self.lr,
-            batch_size=self.batch_size,
-            seed=self.seed,
+            lr=self.settings.lr,
+            batch_size=self.settings.batch_size,
+            seed=self.settings.seed,
         )
         h_pred = out["check_predictions"]
         self.errors_ = h_pred != pf.argmax(1)

@@ -22,6 +22,7 @@ from helpers.selftraining.algorithm import (
     weighted_training_set,
 )
 from helpers.training.members import train_members
+from helpers.training.settings import TrainSettings
 
 __all__ = ["RandomInitEnsemble", "RepresentationMatchingEnsemble"]
 
@@ -48,11 +49,12 @@ class RandomInitEnsemble:
         Epochs of supervised pre-training on D.
     finetune_epochs : int, default 1
         Epochs of fine-tuning per round (the paper: one).
-    batch_size, lr, seed :
-        Training settings; member i is initialised with ``seed + i`` (pass the seeds of an existing pool to share
-        it, e.g. with an Ens Avg Conf ensemble of the same architecture).
-    checkpoint_dir : path, optional
-        The pre-training of all members is checkpointed in ``checkpoint_dir / "members.pt"``.
+    settings : TrainSettings, optional
+        Batch size, learning rate, seed, checkpoint folder and progress (its ``epochs`` is not used: pre-training
+        and fine-tuning run ``pretrain_epochs`` and ``finetune_epochs``); member i is initialised with
+        ``settings.seed + i`` (pass the seeds of an existing pool to share it, e.g. with an Ens Avg Conf ensemble of
+        the same architecture).  The pre-training of all members is checkpointed in
+        ``settings.checkpoint_dir / "members.pt"``.
     pretrained : list of nn.Module, optional
         Already pre-trained members (skips pre-training).
     """
@@ -68,12 +70,8 @@ class RandomInitEnsemble:
         gamma: float = 0.1,
         pretrain_epochs: int = 10,
         finetune_epochs: int = 1,
-        batch_size: int = 64,
-        lr: float = 1e-3,
-        seed: int = 0,
-        checkpoint_dir: str | Path | None = None,
+        settings: TrainSettings | None = None,
         pretrained: list[nn.Module] | None = None,
-        progress: bool = False,
     ):
         if num_models < 1:
             raise InputValidationError(f"num_models: expected N ≥ 1, got {num_models}")
@@ -83,9 +81,8 @@ class RandomInitEnsemble:
         self.x_source, self.y_source, self.x_target = x_source, np.asarray(y_source, np.int64), x_target
         self.num_models, self.gamma = int(num_models), float(gamma)
         self.pretrain_epochs, self.finetune_epochs = int(pretrain_epochs), int(finetune_epochs)
-        self.batch_size, self.lr, self.seed = int(batch_size), float(lr), int(seed)
-        self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
-        self.progress = progress
+        self.settings = TrainSettings.resolve(settings)
+        self.seed = self.settings.seed
         if pretrained is not None:
             if len(pretrained) < self.num_models:
                 raise InputValidationError(f"pretrained: {len(pretrained)} models for N = {self.num_models}")
@@ -98,12 +95,8 @@ class RandomInitEnsemble:
             self.model_factory,
             self.x_source,
             self.y_source,
+            self.settings.replace(epochs=self.pretrain_epochs),
             seeds=[self.seed + i for i in range(self.num_models)],
-            epochs=self.pretrain_epochs,
-            batch_size=self.batch_size,
-            lr=self.lr,
-            checkpoint_dir=self.checkpoint_dir,
-            progress=self.progress,
         )
         self.pretrained_states_ = [_cpu_state(m) for m in members]
         return self
@@ -126,9 +119,7 @@ class RandomInitEnsemble:
         train_members(
             models,
             *data,
-            epochs=self.finetune_epochs,
-            batch_size=self.batch_size,
-            lr=self.lr,
+            self.settings.replace(epochs=self.finetune_epochs, checkpoint_dir=None, progress=False),
             seeds=[self.seed + 1000 * (round_index + 1) + i for i in range(self.num_models)],
         )
         out = [_hard(m, self.x_target) for m in models]
@@ -148,8 +139,8 @@ class RepresentationMatchingEnsemble:
     gamma : float, default 0.1
     pretrain_epochs : int
         Epochs of DANN pre-training of h_0 on D and U_X (α ramped from 0 to α_max).
-    batch_size, lr, seed, checkpoint_dir :
-        As in :class:`RandomInitEnsemble`; h_0 is checkpointed in ``checkpoint_dir / "h0"``.
+    settings : TrainSettings, optional
+        As in :class:`RandomInitEnsemble`; h_0 is checkpointed in ``settings.checkpoint_dir / "h0"``.
     pretrained : nn.Module, optional
         An already trained h_0 (e.g. shared with :class:`~helpers.selftraining.baselines.ProxyRisk`).
 
@@ -167,12 +158,8 @@ class RepresentationMatchingEnsemble:
         num_models: int = 5,
         gamma: float = 0.1,
         pretrain_epochs: int = 10,
-        batch_size: int = 64,
-        lr: float = 1e-3,
-        seed: int = 0,
-        checkpoint_dir: str | Path | None = None,
+        settings: TrainSettings | None = None,
         pretrained: nn.Module | None = None,
-        progress: bool = False,
     ):
         if num_models < 1:
             raise InputValidationError(f"num_models: expected N ≥ 1, got {num_models}")
@@ -185,9 +172,8 @@ class RepresentationMatchingEnsemble:
             float(gamma),
             int(pretrain_epochs),
         )
-        self.batch_size, self.lr, self.seed = int(batch_size), float(lr), int(seed)
-        self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
-        self.progress = progress
+        self.settings = TrainSettings.resolve(settings)
+        self.seed = self.settings.seed
         if pretrained is not None:
             self.pretrained_state_ = _cpu_state(pretrained)
         self.loads_ = 0
@@ -199,12 +185,7 @@ class RepresentationMatchingEnsemble:
             self.x_source,
             self.y_source,
             self.x_target,
-            epochs=self.pretrain_epochs,
-            batch_size=self.batch_size,
-            lr=self.lr,
-            seed=self.seed,
-            checkpoint_dir=self.checkpoint_dir / "h0" if self.checkpoint_dir else None,
-            progress=self.progress,
+            self.settings.replace(epochs=self.pretrain_epochs, checkpoint_dir=_sub(self.settings.checkpoint_dir, "h0")),
         )
         self.pretrained_state_ = _cpu_state(h0)
         return self
@@ -232,11 +213,16 @@ class RepresentationMatchingEnsemble:
             pseudo_y=lab,
             gamma=self.gamma,
             epochs=self.num_models,
-            batch_size=self.batch_size,
-            lr=self.lr,
+            batch_size=self.settings.batch_size,
+            lr=self.settings.lr,
             seed=self.seed + 1000 * (round_index + 1),
             schedule=False,
             steps="max",
             on_epoch_end=lambda epoch, m: snapshots.append(_hard(m, self.x_target)),
         )
         return np.stack(snapshots)
+
+
+def _sub(folder: Path | None, name: str) -> Path | None:
+    """``folder / name``, or None without a folder."""
+    return folder / name if folder is not None else None

@@ -27,7 +27,7 @@ from helpers.metrics import roc_auc
 from helpers.seq2seq.negatives import DiscriminatorData
 from helpers.seq2seq.trunk import FrozenTrunk, ItemList, TrunkCollator, frozen_depth, top_logits
 from helpers.seq2seq.vocab import WordVocab
-from helpers.training import fit, predict
+from helpers.training import TrainSettings, fit, predict
 
 __all__ = [
     "TRAINING_RECIPE",
@@ -207,8 +207,9 @@ def member_is_degenerate(
     return not (dev_auc > min_auc and lo <= vote_rate <= hi)
 
 
-def _fit_member(model, collate, trunk, items, dev, member_seed, ck, *, device, progress, fit_kw) -> dict:
+def _fit_member(model, collate, trunk, items, dev, s: TrainSettings, *, evals_per_epoch: int) -> dict:
     """Train one member with dev selection by AUC (App. B.1); returns its selected dev AUC and vote rate."""
+    device = s.device
     best: dict = {"score": -1.0, "state": None}
     fwd = top_logits if trunk is not None else None
     fit_collate = TrunkCollator() if trunk is not None else collate
@@ -230,14 +231,12 @@ def _fit_member(model, collate, trunk, items, dev, member_seed, ck, *, device, p
 
     # length-bucketed batches (sortish, as the text-model zoo trains): similar pair lengths pad little
     lengths = [x.shape[0] for x, _ in train_items] if trunk is not None else [len(x[0]) + len(x[1]) for x, _ in items]
-    steps_per_epoch = max(1, -(-len(items) // fit_kw["batch_size"]))
-    evals = max(1, int(fit_kw.pop("evals_per_epoch")))
-    res = fit(
-        model, train_items, forward_fn=fwd, eval_data=dev_items, eval_fn=select if use_dev else None,
-        eval_every=max(1, steps_per_epoch // evals) if use_dev else None, optimizer="adamw", collate_fn=fit_collate,
-        seed=member_seed, device=device, checkpoint_dir=ck, checkpoint_every=None, keep_checkpoints=1,
-        lengths=lengths, progress=progress, **fit_kw,
-    )  # fmt: skip
+    steps_per_epoch = max(1, -(-len(items) // s.batch_size))
+    evals = max(1, int(evals_per_epoch))
+    settings = s.replace(optimizer="adamw", eval_every=max(1, steps_per_epoch // evals) if use_dev else None,
+                         checkpoint_every=None, keep_checkpoints=1)  # fmt: skip
+    res = fit(model, train_items, settings, forward_fn=fwd, eval_data=dev_items, eval_fn=select if use_dev else None,
+              collate_fn=fit_collate, lengths=lengths)  # fmt: skip
     if not use_dev:
         return {"dev_auc": float("nan"), "dev_vote_rate": float("nan")}
     if best["state"] is not None:
@@ -276,22 +275,18 @@ TRAINING_RECIPE = (
 )
 
 
+DISCRIMINATOR_SETTINGS = TrainSettings(epochs=1, batch_size=32, lr=5e-5, weight_decay=1e-3)
+"""The defaults of :func:`train_discriminators` (members train with AdamW)."""
+
+
 def train_discriminators(
     data: DiscriminatorData,
+    settings: TrainSettings | None = None,
     *,
     kind: str = "minilm",
     n_members: int = 5,
-    seed: int = 0,
     vocab: WordVocab | None = None,
     max_length: int = 256,
-    epochs: int | None = 1,
-    max_steps: int | None = None,
-    batch_size: int = 32,
-    lr: float = 5e-5,
-    weight_decay: float = 1e-3,
-    checkpoint_root: str | os.PathLike | None = None,
-    device: str = "auto",
-    progress: bool = True,
     model_kwargs: dict | None = None,
     dev: DiscriminatorData | None = None,
     evals_per_epoch: int = 2,
@@ -299,15 +294,17 @@ def train_discriminators(
     min_dev_auc: float = 0.6,
     vote_rate_range: tuple[float, float] = (0.05, 0.95),
     keep_retrying: bool = False,
+    **overrides: Any,
 ) -> list[tuple[nn.Module, Callable]]:
     """Train an ensemble of ``n_members`` discriminators differing only in their seed (paper 1, Sec. 4.2).
 
-    Member ``k``'s attempt ``a`` uses seed ``seed + k + 1000·a`` for its initialisation and data order; batches are
-    length-bucketed (:func:`helpers.training.fit` with ``lengths``: pairs of similar token length share a batch, so
-    little padding is computed -- 30 % less discriminator time in notebook 01's default run).  With
-    ``checkpoint_root`` each attempt checkpoints into ``checkpoint_root/member{k}`` (``..._a{a}`` for retries) and
-    a finished member keeps only its weights in ``member{k}.pt`` and its statistics in ``member{k}.json``, from
-    which it is restored, not retrained.
+    ``settings`` (default :data:`DISCRIMINATOR_SETTINGS`: one epoch of AdamW at 5e-5, batches of 32, weight decay
+    1e-3; ``**overrides`` change it) train every member.  Member ``k``'s attempt ``a`` uses seed
+    ``settings.seed + k + 1000·a`` for its initialisation and data order; batches are length-bucketed
+    (:func:`helpers.training.fit` with ``lengths``: pairs of similar token length share a batch, so little padding
+    is computed).  With ``settings.checkpoint_dir`` each attempt checkpoints into ``checkpoint_dir/member{k}``
+    (``..._a{a}`` for retries) and a finished member keeps only its weights in ``member{k}.pt`` and its statistics
+    in ``member{k}.json``, from which it is restored, not retrained.
 
     With a discriminator dev set ``dev`` (built like the training set from dev data, App. B.1), each attempt is
     evaluated ``evals_per_epoch`` times per epoch and at the end, and the weights with the best dev AUC of the
@@ -330,10 +327,11 @@ def train_discriminators(
         raise InputValidationError(
             f"data: expected positives and negatives, got {data.n_positive} positive and {data.n_negative} negative"
         )
+    s = TrainSettings.resolve(settings if settings is not None else DISCRIMINATOR_SETTINGS, **overrides)
+    checkpoint_root, seed = s.checkpoint_dir, s.seed
     items = data.items()
     members = []
     trunk: FrozenTrunk | None = None
-    fit_kw = dict(epochs=epochs, max_steps=max_steps, batch_size=batch_size, lr=lr, weight_decay=weight_decay)
     exhausted = False  # has an earlier member failed every one of its max_attempts attempts?
     for k in range(n_members):
         done = Path(checkpoint_root) / f"member{k}.pt" if checkpoint_root is not None else None
@@ -353,8 +351,8 @@ def train_discriminators(
                 break
             ck = None if checkpoint_root is None else Path(checkpoint_root) / (
                 f"member{k}" if attempt == 0 else f"member{k}_a{attempt}")  # fmt: skip
-            stats = _fit_member(model, collate, trunk, items, dev, member_seed, ck, device=device,
-                                progress=progress, fit_kw={**fit_kw, "evals_per_epoch": evals_per_epoch})  # fmt: skip
+            stats = _fit_member(model, collate, trunk, items, dev, s.replace(seed=member_seed, checkpoint_dir=ck),
+                                evals_per_epoch=evals_per_epoch)  # fmt: skip
             stats = {"seed": member_seed, "attempts": attempt + 1, **stats}
             stats["accepted"] = not member_is_degenerate(
                 stats["dev_auc"], stats["dev_vote_rate"], min_auc=min_dev_auc, vote_rate_range=vote_rate_range

@@ -30,7 +30,7 @@ from helpers.errors import InputValidationError
 from helpers.models.text import pad_sequences as _pad
 from helpers.seq2seq.constraints import OutputConstraint, constraint_kwargs
 from helpers.seq2seq.vocab import WordVocab
-from helpers.training import FitResult, fit, get_device
+from helpers.training import FitResult, TrainSettings, fit, get_device
 
 __all__ = [
     "ParserConfig",
@@ -223,31 +223,28 @@ def load_snapshot(model: nn.Module, path: str | os.PathLike) -> nn.Module:
     return model.eval()
 
 
+PARSER_SETTINGS = TrainSettings(weight_decay=1e-3, warmup=0.05)  #: :func:`train_parser`'s defaults (set max_steps)
+
+
 def train_parser(
     model: nn.Module,
     pairs: Sequence[Sequence[str]],
     vocab: WordVocab,
+    settings: TrainSettings | None = None,
     *,
-    max_steps: int,
-    batch_size: int = 64,
-    lr: float = 1e-3,
-    weight_decay: float = 1e-3,
-    seed: int = 0,
-    checkpoint_dir: str | os.PathLike | None = None,
     snapshot_every: int | None = None,
     n_snapshots: int = 5,
-    device: str = "auto",
-    progress: bool = True,
     unk_singletons: float = 0.0,
-    schedule: str | None = None,
-    warmup: float = 0.05,
+    **overrides: Any,
 ) -> FitResult:
     """Train the parser with teacher forcing (cross-entropy on the target ids), resumably.
 
-    Paper 1 App. B.1: Adam, constant learning rate, weight decay 1e-3 (``schedule=None``; the paper *fine-tunes* a
-    pretrained T5-base).  ``schedule`` (``"linear"`` or ``"cosine"``, with ``warmup`` as a fraction of
-    ``max_steps``) is for parsers trained from scratch, where a decaying rate lets the last steps settle.  With ``checkpoint_dir`` the run resumes
-    from its newest checkpoint (so a finished parser is never retrained), and with ``snapshot_every = K`` the
+    ``settings`` (default :data:`PARSER_SETTINGS`; ``**overrides`` change it) must set ``max_steps``.  Paper 1
+    App. B.1: Adam, constant learning rate, weight decay 1e-3 (no ``scheduler``; the paper *fine-tunes* a
+    pretrained T5-base).  A ``scheduler`` (``"linear"`` or ``"cosine"``, with ``warmup`` as a fraction of
+    ``max_steps``) is for parsers trained from scratch, where a decaying rate lets the last steps settle.  With
+    ``settings.checkpoint_dir`` the run resumes from its newest checkpoint (so a finished parser is never
+    retrained); checkpoints are written every ``snapshot_every`` steps (default a quarter of the run), and with ``snapshot_every = K`` the
     weights after steps ``K, 2K, ..., n_snapshots·K`` are saved under ``checkpoint_dir/snapshots/`` — "the first 5
     checkpoints of the parser" whose beams give the discriminator's negatives (App. B.1).  ``unk_singletons``: the
     share of once-seen source words read as ``<unk>`` (see :class:`Seq2SeqDataset`).
@@ -257,8 +254,10 @@ def train_parser(
     FitResult
         From :func:`helpers.training.fit`; ``resumed_from`` tells whether training was resumed.
     """
-    if max_steps < 1:
-        raise InputValidationError(f"max_steps: expected a positive number of steps, got {max_steps}")
+    s = TrainSettings.resolve(settings if settings is not None else PARSER_SETTINGS, **overrides)
+    max_steps, checkpoint_dir = s.max_steps, s.checkpoint_dir
+    if max_steps is None:
+        raise InputValidationError("max_steps: expected a positive number of steps, got None")
     if snapshot_every is not None and checkpoint_dir is None:
         raise InputValidationError("snapshot_every: needs checkpoint_dir (snapshots are written there)")
     snap_steps = set()
@@ -274,25 +273,15 @@ def train_parser(
             torch.save({k: v.detach().cpu() for k, v in info.model.state_dict().items()}, tmp)
             os.replace(tmp, final)
 
-    data = Seq2SeqDataset(pairs, vocab, unk_singletons=unk_singletons, seed=seed)
+    data = Seq2SeqDataset(pairs, vocab, unk_singletons=unk_singletons, seed=s.seed)
     result = fit(
         model,
         data,
-        max_steps=int(max_steps),
-        epochs=10**9,
-        batch_size=batch_size,
-        lr=lr,
-        weight_decay=weight_decay,
+        s.replace(epochs=None, checkpoint_every=snapshot_every or max(1, max_steps // 4),
+                  warmup=s.warmup if s.scheduler else 0),  # fmt: skip
         compute_loss=_t5_loss,
         collate_fn=collate_seq2seq,
-        seed=seed,
-        device=device,
-        checkpoint_dir=checkpoint_dir,
-        checkpoint_every=snapshot_every or (max(1, max_steps // 4)),
         callback=callback if snap_steps else None,
-        progress=progress,
-        scheduler=schedule,
-        warmup=warmup if schedule else 0,
     )
     missing = sorted(s for s in snap_steps if s <= max_steps and s not in snapshot_paths(checkpoint_dir))
     if missing:  # interrupted between a checkpoint and its snapshot: recover from the checkpoint when kept

@@ -7,6 +7,7 @@ the device themselves (CUDA when present, else CPU), so notebooks never call ``.
 =====================  ==============================================================================
 module                 what it holds
 =====================  ==============================================================================
+:mod:`.settings`       :class:`TrainSettings`: how to train (epochs, batches, optimiser, seed, device, checkpoints)
 :mod:`.loop`           :func:`fit`: plan, resume-or-seed, epochs of steps, evaluation hook, checkpoints
 :mod:`.predict`        :func:`predict`, :func:`features_and_logits`
 :mod:`.data`           the accepted data forms and the deterministic per-epoch order
@@ -45,11 +46,13 @@ from helpers.training.device import get_device, seed_everything
 from helpers.training.loop import FitResult, StepInfo, TrainingInterrupted, fit
 from helpers.training.optim import linear_schedule
 from helpers.training.predict import features_and_logits, in_length_order, predict
+from helpers.training.settings import TrainSettings
 
 __all__ = [
     "get_device",
     "seed_everything",
     "fit",
+    "TrainSettings",
     "predict",
     "in_length_order",
     "features_and_logits",

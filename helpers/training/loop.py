@@ -9,7 +9,6 @@ checkpointing kept on a small run state (:class:`_Run`).
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from helpers.training.data import (
 from helpers.training.device import Precision, _deterministic, get_device, seed_everything
 from helpers.training.optim import _make_optimizer, _make_scheduler
 from helpers.training.predict import _predict_impl
+from helpers.training.settings import TrainSettings
 
 __all__ = ["fit", "FitResult", "StepInfo", "TrainingInterrupted"]
 
@@ -263,41 +263,23 @@ def _optimiser_step(run: _Run, loss: torch.Tensor, grad_clip: float | None) -> N
 def fit(
     model: nn.Module,
     train: Any,
+    settings: TrainSettings | None = None,
     *,
-    epochs: int | None = None,
-    max_steps: int | None = None,
-    batch_size: int = 64,
-    lr: float = 1e-3,
-    optimizer: str | Callable[[Any], torch.optim.Optimizer] = "adam",
-    optimizer_kwargs: dict | None = None,
-    weight_decay: float = 0.0,
     loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
     weight_reduction: str = "mean",
     compute_loss: Callable[[nn.Module, Any, float], torch.Tensor] | None = None,
     forward_fn: Callable[[nn.Module, Any], torch.Tensor] | None = None,
     collate_fn: Callable | None = None,
-    shuffle: bool = True,
-    drop_last: bool = False,
     lengths: Any = None,
-    seed: int = 0,
-    device: str | torch.device = "auto",
-    amp: bool = True,
-    grad_clip: float | None = None,
-    scheduler: str | Callable | None = None,
-    warmup: int | float = 0,
     eval_data: Any = None,
-    eval_every: int | None = None,
     eval_fn: Callable[[nn.Module, Any], dict | float] | None = None,
-    eval_batch_size: int = 256,
-    checkpoint_dir: str | os.PathLike | None = None,
-    checkpoint_every: int | None = None,
-    keep_checkpoints: int = 2,
-    resume: bool = True,
     callback: Callable[[StepInfo], Any] | None = None,
-    progress: bool | str = True,
-    deterministic: bool = True,
+    **overrides: Any,
 ) -> FitResult:
     """Train ``model`` in place with mini-batch gradient descent; resumable and deterministic on CPU.
+
+    How to train (epochs, batch size, optimiser, seed, device, checkpoints, progress) is one
+    :class:`~helpers.training.TrainSettings`; what to train on and with which loss are the other arguments.
 
     Parameters
     ----------
@@ -305,16 +287,8 @@ def fit(
         Trained in place and left on the chosen device in train mode.
     train : arrays ``(x, y[, w])``, dict of arrays, torch Dataset, or iterable of batches
         See the package docstring.  ``w`` holds per-sample loss weights (≥ 0).
-    epochs, max_steps : int, optional
-        Stop after ``epochs`` passes or ``max_steps`` optimiser steps, whichever comes first (default 1 epoch).
-    batch_size : int, default 64
-        Examples per optimiser step (ignored for iterables of ready-made batches).
-    lr : float, default 1e-3
-        Base learning rate.
-    optimizer : {"adam", "adamw", "sgd"} or callable(params) -> Optimizer
-        Extra constructor arguments (``momentum``, ``nesterov``, ``betas``) go in ``optimizer_kwargs``.
-    weight_decay : float, default 0
-        L2 penalty (decoupled for AdamW).
+    settings : TrainSettings, optional
+        How to train (default ``TrainSettings()``: one epoch, batches of 64, Adam at 1e-3, seed 0).
     loss_fn : callable(logits, y) -> per-sample losses, optional
         Default: cross-entropy with ``reduction="none"``.  It must return one loss per sample so weights apply.
     weight_reduction : {"mean", "weighted_mean"}
@@ -328,65 +302,45 @@ def fit(
         when present (transformers).
     collate_fn : callable, optional
         Collates dataset items into a batch (e.g. :meth:`helpers.models.text.Vocab.collate`).
-    shuffle : bool, default True
-        Reshuffle each epoch with a generator seeded from ``(seed, epoch)``.
     lengths : sequence of int, optional
         One length per training example (e.g. tokens): batches are then length-bucketed ("sortish": pools of 50
         batches sorted by length, batch order shuffled), so dynamic padding wastes little compute on long, varied
         texts.  Indexable data only.
-    seed : int, default 0
-        Seeds the data order and, for a fresh run, the global RNGs (dropout) via :func:`seed_everything`.
-    device : str, default "auto"
-        See :func:`get_device`.
-    amp : bool, default True
-        Mixed precision (bfloat16 when supported, else float16 with a gradient scaler); only on CUDA.
-    grad_clip : float, optional
-        Clip the global gradient L2 norm to this value.
-    scheduler : {"linear", "constant", "cosine"} or callable(optimizer, total_steps) -> LRScheduler, optional
-        Stepped after every optimiser step; ``warmup`` is in steps (int) or a fraction of all steps (float < 1).
-    eval_data, eval_every, eval_fn :
-        Evaluate on ``eval_data`` every ``eval_every`` steps (default: end of each epoch) and at the end.
+    eval_data, eval_fn :
+        Evaluate on ``eval_data`` every ``settings.eval_every`` steps (default: end of each epoch) and at the end;
         ``eval_fn(model, eval_data)`` returns a dict of metrics or a float; default: accuracy and CE loss.
-    checkpoint_dir, checkpoint_every, keep_checkpoints, resume :
-        Write a checkpoint every ``checkpoint_every`` steps and at the end (atomically: temporary file, then
-        ``os.replace``), keep the newest ``keep_checkpoints``, and with ``resume=True`` continue from the newest
-        one found in ``checkpoint_dir``.
     callback : callable(StepInfo), optional
         Called after each step (after any checkpoint); raise (e.g. :class:`TrainingInterrupted`) to stop early.
-    progress : bool or str, default True
-        Show a progress bar (:func:`helpers.progress.tqdm`); a string shows it with that label (what is being
-        trained) instead of ``"fit"``.
-    deterministic : bool, default True
-        Use ``torch.use_deterministic_algorithms(True, warn_only=True)`` during the call (restored afterwards).
+    **overrides :
+        Settings to change for this call only (``fit(model, data, epochs=3)``), checked by
+        :meth:`TrainSettings.replace`: an unknown name raises.
 
     Returns
     -------
     FitResult
     """
     t0 = time.perf_counter()
-    dev = get_device(device)
-    if epochs is None and max_steps is None:
-        epochs = 1
+    s = TrainSettings.resolve(settings, **overrides)
     if weight_reduction not in ("mean", "weighted_mean"):
         raise InputValidationError(
             f"weight_reduction: expected 'mean' or 'weighted_mean', got {weight_reduction!r}"
         )
-    if batch_size < 1:
-        raise InputValidationError(f"batch_size: expected a positive integer, got {batch_size}")
-    plan = _plan(train, collate_fn, epochs=epochs, max_steps=max_steps, batch_size=batch_size, drop_last=drop_last)
+    dev = get_device(s.device)
+    plan = _plan(train, collate_fn, epochs=s.total_epochs, max_steps=s.max_steps, batch_size=s.batch_size,
+                 drop_last=s.drop_last)  # fmt: skip
     model.to(dev)
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = _make_optimizer(optimizer, params, lr, weight_decay, dict(optimizer_kwargs or {}))
-    sched = _make_scheduler(scheduler, opt, plan.total_steps, warmup)
-    precision = Precision.for_device(dev, amp)
+    opt = _make_optimizer(s.optimizer, params, s.lr, s.weight_decay, s.optimizer_options())
+    sched = _make_scheduler(s.scheduler, opt, plan.total_steps, s.warmup)
+    precision = Precision.for_device(dev, s.amp)
 
     def evaluate():
         if eval_fn is not None:
             return eval_fn(model, eval_data)
-        return _accuracy_eval(model, eval_data, batch_size=eval_batch_size, device=dev, forward_fn=forward_fn,
-                              collate_fn=collate_fn, amp=amp)  # fmt: skip
+        return _accuracy_eval(model, eval_data, batch_size=s.eval_batch_size, device=dev, forward_fn=forward_fn,
+                              collate_fn=collate_fn, amp=s.amp)  # fmt: skip
 
-    config = {"seed": int(seed), "batch_size": int(batch_size), "shuffle": bool(shuffle)}
+    config = {"seed": s.seed, "batch_size": s.batch_size, "shuffle": bool(s.shuffle)}
     if lengths is not None:
         lengths = torch.as_tensor(np.asarray(lengths), dtype=torch.long)
         if not plan.indexable or lengths.shape != (plan.n,):
@@ -396,27 +350,20 @@ def fit(
             )
         config["bucketed"] = True
     run = _Run(model, opt, sched, precision, plan, config, FitResult(), evaluate if eval_data is not None else None)
-    ckdir = Path(checkpoint_dir) if checkpoint_dir is not None else None
-    if ckdir is not None and resume:
-        position = resume_latest(ckdir, config, model=model, optimizer=opt, scheduler=sched,
+    if s.checkpoint_dir is not None and s.resume:
+        position = resume_latest(s.checkpoint_dir, config, model=model, optimizer=opt, scheduler=sched,
                                  scaler=precision.scaler, result=run.result)  # fmt: skip
         if position is not None:
             run.step, run.epoch, run.batch_in_epoch = position
     if run.result.resumed_from is None:
-        seed_everything(seed)
-    _loop(
-        run,
-        loss_kwargs=dict(
-            forward=forward_fn or _default_forward,
-            loss_fn=loss_fn or (lambda logits, y: F.cross_entropy(logits, y, reduction="none")),
-            compute_loss=compute_loss,
-            weight_reduction=weight_reduction,
-        ),
-        device=dev, seed=seed, shuffle=shuffle, batch_size=batch_size, lengths=lengths, epochs=epochs,
-        max_steps=max_steps,
-        grad_clip=grad_clip, eval_every=eval_every, ckdir=ckdir, checkpoint_every=checkpoint_every,
-        keep=keep_checkpoints, callback=callback, progress=progress, deterministic=deterministic,
-    )  # fmt: skip
+        seed_everything(s.seed)
+    loss_kwargs = dict(
+        forward=forward_fn or _default_forward,
+        loss_fn=loss_fn or (lambda logits, y: F.cross_entropy(logits, y, reduction="none")),
+        compute_loss=compute_loss,
+        weight_reduction=weight_reduction,
+    )
+    _loop(run, s, loss_kwargs=loss_kwargs, device=dev, lengths=lengths, callback=callback)
     result = run.result
     result.steps = run.step
     spe = plan.steps_per_epoch
@@ -425,54 +372,54 @@ def fit(
     return result
 
 
-def _loop(run: _Run, *, loss_kwargs, device, seed, shuffle, batch_size, lengths, epochs, max_steps, grad_clip,
-          eval_every, ckdir, checkpoint_every, keep, callback, progress, deterministic) -> None:  # fmt: skip
-    """Epochs of optimiser steps until ``epochs`` or ``max_steps``; evaluation and checkpoints on the way, a final
-    evaluation and checkpoint at the end."""
+def _loop(run: _Run, s: TrainSettings, *, loss_kwargs: dict, device, lengths, callback) -> None:
+    """Epochs of optimiser steps until ``s.epochs`` or ``s.max_steps``; evaluation and checkpoints on the way, a
+    final evaluation and checkpoint at the end."""
     from helpers.progress import tqdm
 
     total = run.plan.total_steps
+    epochs, ckdir, progress = s.total_epochs, s.checkpoint_dir, s.progress
 
     def done() -> bool:
-        return (max_steps is not None and run.step >= max_steps) or (epochs is not None and run.epoch >= epochs)
+        return (s.max_steps is not None and run.step >= s.max_steps) or (epochs is not None and run.epoch >= epochs)
 
     label = progress if isinstance(progress, str) and progress else "fit"
     bar = tqdm(total=total, initial=run.step, disable=not progress, desc=label, leave=False)
     run.model.train()
     try:
-        with _deterministic(deterministic):
+        with _deterministic(s.deterministic):
             while not done():
-                for batch in _epoch_batches(run, seed=seed, shuffle=shuffle, batch_size=batch_size, lengths=lengths):
+                for batch in _epoch_batches(run, seed=s.seed, shuffle=s.shuffle, batch_size=s.batch_size, lengths=lengths):
                     batch = _to_device(batch, device)
                     frac = run.step / total if total else float("nan")
                     with run.precision.autocast():
                         loss = _batch_loss(run.model, batch, progress_frac=frac, **loss_kwargs)
-                    _optimiser_step(run, loss, grad_clip)
+                    _optimiser_step(run, loss, s.grad_clip)
                     run.step += 1
                     run.batch_in_epoch += 1
                     loss_value = float(loss.detach())
                     run.result.losses.append(loss_value)
                     bar.update(1)
                     bar.set_postfix(loss=f"{loss_value:.4f}", refresh=False)
-                    if eval_every and run.step % eval_every == 0:
+                    if s.eval_every and run.step % s.eval_every == 0:
                         run.run_eval()
-                    if ckdir is not None and checkpoint_every and run.step % checkpoint_every == 0:
-                        run.save(ckdir, keep)
+                    if ckdir is not None and s.checkpoint_every and run.step % s.checkpoint_every == 0:
+                        run.save(ckdir, s.keep_checkpoints)
                     if callback is not None:
                         callback(StepInfo(run.step, run.epoch, run.batch_in_epoch, loss_value,
                                           run.step / total if total else float("nan"), run.model, run.opt))  # fmt: skip
-                    if max_steps is not None and run.step >= max_steps:
+                    if s.max_steps is not None and run.step >= s.max_steps:
                         break
                 else:
                     run.epoch += 1
                     run.batch_in_epoch = 0
-                    if not eval_every:
+                    if not s.eval_every:
                         run.run_eval()
                     continue
                 break  # max_steps reached inside the epoch
             run.run_eval()
             last = run.result.checkpoint
             if ckdir is not None and (last is None or last.name != f"ckpt_step{run.step:09d}.pt"):
-                run.save(ckdir, keep)
+                run.save(ckdir, s.keep_checkpoints)
     finally:
         bar.close()

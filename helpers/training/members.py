@@ -32,6 +32,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from helpers.errors import InputValidationError
+from helpers.training.settings import TrainSettings
 
 #: "auto" vectorises members of at most this many parameters: the break-even measured by
 #: ``benchmarks/ensemble_training.py`` lies between 100k and 200k parameters
@@ -155,15 +156,13 @@ def train_members(
     x: Any,
     y: Any,
     weight: Any | None = None,
+    settings: TrainSettings | None = None,
     *,
-    epochs: int,
-    batch_size: int,
-    lr: float,
-    seeds: Sequence[int],
+    seeds: Sequence[int] | None = None,
     vectorise: bool | str = "auto",
     checkpoint: str | Path | None = None,
     checkpoint_every: float = 60.0,
-    progress: bool = False,
+    **overrides: Any,
 ) -> list[nn.Module]:
     """Train N independent members on (x, y[, w]) with Adam and weighted cross-entropy, in place.
 
@@ -173,9 +172,12 @@ def train_members(
         Initialised members of one architecture (``model(x)`` returns class logits).
     x, y, weight : arrays or tensors, shapes (n, ...), (n,), (n,)
         Inputs, integer labels and per-sample loss weights (default 1).
-    epochs, batch_size, lr : training settings (Adam, constant learning rate).
-    seeds : sequence of int
-        Member i shuffles with a ``torch.Generator`` seeded ``seeds[i]``: a fresh permutation every epoch.
+    settings : TrainSettings
+        ``epochs``, ``batch_size``, ``lr`` (Adam, constant learning rate) and ``progress`` (a bar over epochs) are
+        used; ``**overrides`` change them for this call.
+    seeds : sequence of int, optional
+        Member i shuffles with a ``torch.Generator`` seeded ``seeds[i]``: a fresh permutation every epoch
+        (default ``settings.seed + i``).
     vectorise : bool or "auto"
         ``True``: one vmapped model over stacked parameters; ``False``: members one by one, epoch by epoch;
         ``"auto"``: vectorise when N > 1, the model has no buffers (batch-norm running statistics, which vmap
@@ -185,9 +187,8 @@ def train_members(
         (161k) and 5.3 vs 2.2 on 5,000 (TF-IDF, 673k parameters): a large first layer makes the step memory-bound (its weight gradient and Adam's update
         touch every weight whatever the batch), and the stacked gradients cost extra copies.
     checkpoint : path, optional
-        Saved every ``checkpoint_every`` seconds and at the end; a run with the same settings resumes from it.
-    progress : bool
-        A tqdm bar over epochs.
+        A file saved every ``checkpoint_every`` seconds and at the end; a run with the same settings resumes from
+        it (default ``settings.checkpoint_dir / "members.pt"`` when a checkpoint folder is set).
 
     Returns
     -------
@@ -196,6 +197,11 @@ def train_members(
     """
     from helpers.progress import tqdm
 
+    s = TrainSettings.resolve(settings, **overrides)
+    epochs, batch_size, lr = s.total_epochs, s.batch_size, s.lr
+    seeds = [s.seed + i for i in range(len(models))] if seeds is None else seeds
+    if checkpoint is None and s.checkpoint_dir is not None:
+        checkpoint = s.checkpoint_dir / "members.pt"
     _check_members(models, seeds)
     xt, yt = as_tensor(x), as_tensor(y, torch.int64)
     wt = as_tensor(weight, torch.float32) if weight is not None else torch.ones(len(yt))
@@ -203,13 +209,11 @@ def train_members(
         raise InputValidationError(
             f"x, y, weight: expected equal non-empty lengths, got {len(xt)}, {len(yt)}, {len(wt)}"
         )
-    if int(epochs) < 0:
-        raise InputValidationError(f"epochs: expected ≥ 0, got {epochs}")
     if vectorise == "auto":
         vectorise = vectorises(models[0], len(models))
     elif vectorise and any(True for _ in models[0].buffers()):
         raise InputValidationError("vectorise=True: the model has buffers (batch norm); use vectorise=False")
-    gens = [seeded_generator(s) for s in seeds]
+    gens = [seeded_generator(seed) for seed in seeds]
     ck = ConfigCheckpoint(
         checkpoint,
         {
@@ -217,7 +221,7 @@ def train_members(
             "epochs": int(epochs),
             "batch_size": int(batch_size),
             "lr": float(lr),
-            "seeds": [int(s) for s in seeds],
+            "seeds": [int(seed) for seed in seeds],
             "vectorise": bool(vectorise),
         },
     )
@@ -226,11 +230,11 @@ def train_members(
     saved = ck.load()
     if saved is not None:
         engine.load(saved["engine"])
-        for g, s in zip(gens, saved["generators"], strict=True):
-            g.set_state(s)
+        for g, state in zip(gens, saved["generators"], strict=True):
+            g.set_state(state)
         start = int(saved["epoch"])
     last_save = time.monotonic()
-    for epoch in tqdm(range(start, int(epochs)), disable=not progress, desc="members", leave=False):
+    for epoch in tqdm(range(start, int(epochs)), disable=not s.progress, desc="members", leave=False):
         order = [epoch_batches(len(yt), batch_size, g) for g in gens]
         engine.epoch(order, xt, yt, wt)
         if checkpoint is not None and (
@@ -249,28 +253,15 @@ def train_classifier(
     x: Any,
     y: Any,
     weight: Any | None = None,
+    settings: TrainSettings | None = None,
     *,
-    epochs: int,
-    batch_size: int,
-    lr: float,
-    seed: int,
     checkpoint: str | Path | None = None,
-    progress: bool = False,
+    **overrides: Any,
 ) -> nn.Module:
-    """One model with :func:`train_members`' loop (weighted cross-entropy, Adam, per-epoch shuffles of ``seed``)."""
-    return train_members(
-        [model],
-        x,
-        y,
-        weight,
-        epochs=epochs,
-        batch_size=batch_size,
-        lr=lr,
-        seeds=[seed],
-        vectorise=False,
-        checkpoint=checkpoint,
-        progress=progress,
-    )[0]
+    """One model with :func:`train_members`' loop (weighted cross-entropy, Adam, per-epoch shuffles of
+    ``settings.seed``)."""
+    s = TrainSettings.resolve(settings, **overrides)
+    return train_members([model], x, y, weight, s, seeds=[s.seed], vectorise=False, checkpoint=checkpoint)[0]
 
 
 class _OneByOne:

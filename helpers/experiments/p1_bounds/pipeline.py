@@ -26,9 +26,16 @@ from helpers.errors import InputValidationError
 from helpers.experiments.p1_bounds.tasks import Seq2SeqTask, discriminator_text
 from helpers.metrics import roc_auc
 from helpers.paths import cache_dir
-from helpers.seq2seq.discriminators import SEP, TRAINING_RECIPE, discriminator_votes, train_discriminators
+from helpers.seq2seq.discriminators import (
+    DISCRIMINATOR_SETTINGS,
+    SEP,
+    TRAINING_RECIPE,
+    discriminator_votes,
+    train_discriminators,
+)
 from helpers.seq2seq.negatives import DiscriminatorData, discriminator_dataset, mine_negatives, snapshot_beams
 from helpers.seq2seq.parser import (
+    PARSER_SETTINGS,
     beam_search,
     build_parser,
     exact_match,
@@ -256,17 +263,12 @@ def run_task(
         model,
         task.train,
         vocab,
-        max_steps=cfg.parser_steps,
-        batch_size=cfg.parser_batch_size,
-        lr=cfg.parser_lr,
-        seed=cfg.seed,
+        PARSER_SETTINGS.replace(max_steps=cfg.parser_steps, batch_size=cfg.parser_batch_size, lr=cfg.parser_lr,
+                                seed=cfg.seed, scheduler=cfg.parser_schedule, checkpoint_dir=ckdir, device=device,
+                                progress=progress),
         unk_singletons=cfg.parser_unk_singletons,
-        schedule=cfg.parser_schedule,
-        checkpoint_dir=ckdir,
         snapshot_every=cfg.snapshot_every,
         n_snapshots=cfg.n_snapshots,
-        device=device,
-        progress=progress,
     )
     timings["parser"] = time.perf_counter() - t0
     decode_kw = dict(
@@ -488,20 +490,16 @@ def _vote_function(task, cfg, pkey, disc_sets, *, device, progress):
             members.extend(
                 train_discriminators(
                     disc_sets["train"],
+                    DISCRIMINATOR_SETTINGS.replace(epochs=cfg.disc_epochs, batch_size=cfg.disc_batch_size,
+                                                   lr=cfg.disc_lr, seed=cfg.seed, checkpoint_dir=ckroot,
+                                                   device=device, progress=progress),
                     kind=cfg.disc_kind,
                     n_members=cfg.n_members,
-                    seed=cfg.seed,
                     vocab=dv,
                     max_length=cfg.disc_max_length,
-                    epochs=cfg.disc_epochs,
-                    batch_size=cfg.disc_batch_size,
-                    lr=cfg.disc_lr,
-                    checkpoint_root=ckroot,
                     model_kwargs={"freeze_layers": cfg.disc_freeze_layers} if cfg.disc_kind == "minilm" else None,
                     dev=disc_sets["dev"] if cfg.disc_select_on_dev else None,
                     evals_per_epoch=cfg.disc_evals_per_epoch,
-                    device=device,
-                    progress=progress,
                 )
             )
         return members

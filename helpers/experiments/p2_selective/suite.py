@@ -30,6 +30,7 @@ import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,6 +40,7 @@ from helpers.cache import cached_arrays, code_version
 from helpers.errors import InputValidationError, UnknownNameError
 from helpers.estimators import softmax
 from helpers.paths import cache_dir
+from helpers.training.settings import TrainSettings
 
 __all__ = [
     "suite_predictions_by_model",
@@ -122,6 +124,11 @@ class Recipe:
     model_kwargs: dict = field(default_factory=dict)
     static_embeddings: bool = False
     head_C: float = 1.0
+
+    def train_settings(self, **changes: Any) -> TrainSettings:
+        """Epochs, learning rate and batch size of the recipe as :class:`~helpers.training.TrainSettings`, with
+        ``changes`` (seed, progress, checkpoints, optimiser)."""
+        return TrainSettings(epochs=self.epochs, lr=self.lr, batch_size=self.batch_size).replace(**changes)
 
 
 #: Default recipes, chosen on 2,000 reviews of IMDb's validation split (never the test split), training on all
@@ -303,11 +310,9 @@ def _run_light(name, data, vocab, recipe: Recipe, seed, run_key, progress) -> di
     model = _light_model(name, vocab, recipe)
     train = vocab.dataset(data.train_text, data.train_label, max_len=recipe.max_len)
     start = time.perf_counter()
-    fit(
-        model, train, epochs=recipe.epochs, lr=recipe.lr, batch_size=recipe.batch_size, collate_fn=Vocab.collate,
-        lengths=[len(ids) for ids, _ in train], seed=seed, progress=progress,
-        checkpoint_dir=_checkpoints(run_key), checkpoint_every=200,
-    )  # fmt: skip
+    settings = recipe.train_settings(seed=seed, progress=progress, checkpoint_dir=_checkpoints(run_key),
+                                     checkpoint_every=200)  # fmt: skip
+    fit(model, train, settings, collate_fn=Vocab.collate, lengths=[len(ids) for ids, _ in train])
     out = {"train_seconds": time.perf_counter() - start, "n_train": len(train)}
     for split, texts in (("id", data.test_text), ("ood", data.ood_text)):
         ds = vocab.dataset(texts, max_len=recipe.max_len)
@@ -364,12 +369,9 @@ def _run_finetuned(name, data, recipe: Recipe, n, seed, run_key, progress) -> di
     collate = _minilm_collate(model, recipe)
     train = list(zip(data.train_text[:n], data.train_label[:n].tolist()))
     start = time.perf_counter()
-    fit(
-        model, train, epochs=recipe.epochs, lr=recipe.lr, batch_size=recipe.batch_size, optimizer="adamw",
-        weight_decay=0.01, scheduler="linear", warmup=0.1, collate_fn=collate,
-        lengths=[len(t.split()) for t, _ in train], seed=seed, progress=progress,
-        checkpoint_dir=_checkpoints(run_key), checkpoint_every=50,
-    )  # fmt: skip
+    settings = recipe.train_settings(optimizer="adamw", weight_decay=0.01, scheduler="linear", warmup=0.1, seed=seed,
+                                     progress=progress, checkpoint_dir=_checkpoints(run_key), checkpoint_every=50)
+    fit(model, train, settings, collate_fn=collate, lengths=[len(t.split()) for t, _ in train])
     out = {"train_seconds": time.perf_counter() - start, "n_train": n}
     model.eval()
     for split, texts in (("id", data.test_text), ("ood", data.ood_text)):

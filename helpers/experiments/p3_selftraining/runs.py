@@ -32,7 +32,7 @@ from helpers.selftraining.algorithm import (
 from helpers.selftraining.baselines import ProxyRisk, ThresholdErrorDetector, ensemble_average_confidence
 from helpers.selftraining.ensembles import RandomInitEnsemble, RepresentationMatchingEnsemble
 from helpers.selftraining.trust_score import TrustScore
-from helpers.training import predict
+from helpers.training import TrainSettings, predict
 from helpers.training.members import vectorises
 
 __all__ = [
@@ -86,6 +86,11 @@ class RunConfig:
         kw.setdefault("num_classes", pair.num_classes)
         return partial(build_model, name, **kw)
 
+    def train_settings(self, **changes: Any) -> TrainSettings:
+        """How every model of the run is trained (batch size, Adam's learning rate, seed; no progress bars),
+        with ``changes`` (epochs, checkpoint folder)."""
+        return TrainSettings(batch_size=self.batch_size, lr=self.lr, seed=self.seed, progress=False).replace(**changes)
+
     def key(self, *fields: str) -> dict:
         d = asdict(self)
         return {k: d[k] for k in fields} if fields else d
@@ -134,9 +139,8 @@ def supervised_pool(pair: DomainPair, cfg: RunConfig, arch: str, seeds: Sequence
     first = cfg.seed + 1
 
     def train(pool_seeds: list[int], tag: str) -> list[nn.Module]:
-        return train_pool(cfg.factory(arch, pair), pair.x_train, pair.y_train, seeds=pool_seeds,
-                          epochs=cfg.f_epochs, batch_size=cfg.batch_size, lr=cfg.lr,
-                          checkpoint_dir=_member_checkpoint(pair, cfg, arch, tag))  # fmt: skip
+        settings = cfg.train_settings(epochs=cfg.f_epochs, checkpoint_dir=_member_checkpoint(pair, cfg, arch, tag))
+        return train_pool(cfg.factory(arch, pair), pair.x_train, pair.y_train, settings, seeds=pool_seeds)
 
     if len(seeds) == 1 or _trained_one_by_one(pair, cfg, arch):
         return [train([s], f"s{s}")[0] for s in seeds]
@@ -154,12 +158,11 @@ def _h0(pair: DomainPair, cfg: RunConfig) -> nn.Module:
         pair.x_train,
         pair.y_train,
         pair.x_target,
-        epochs=cfg.dann_epochs,
-        batch_size=cfg.batch_size,
-        lr=cfg.lr,
-        seed=cfg.seed,
-        checkpoint_dir=_ckpt(
-            pair, pair.name, pair.key, "h0", f"e{cfg.dann_epochs}", f"b{cfg.batch_size}", f"s{cfg.seed}"
+        cfg.train_settings(
+            epochs=cfg.dann_epochs,
+            checkpoint_dir=_ckpt(
+                pair, pair.name, pair.key, "h0", f"e{cfg.dann_epochs}", f"b{cfg.batch_size}", f"s{cfg.seed}"
+            ),
         ),
     )
 
@@ -250,9 +253,7 @@ def pair_self_training(
             x_target=pair.x_target,
             num_models=N,
             gamma=g,
-            batch_size=cfg.batch_size,
-            lr=cfg.lr,
-            seed=cfg.seed,
+            settings=cfg.train_settings(),
         )
         if method == "ri":
             # members: DANN-arch models trained on D, seeds seed+1..seed+N (the same pool as the DANN-arch
@@ -301,12 +302,10 @@ def pair_proxy_risk(pair: DomainPair, cfg: RunConfig, *, arch: str = "typical") 
             model_factory=cfg.factory("dann", pair),
             initial_model=_h0(pair, cfg),
             epochs=cfg.proxy_epochs,
-            lr=cfg.proxy_lr,
             lam=cfg.proxy_lam,
             alpha=cfg.proxy_alpha,
             eps_factor=cfg.proxy_eps_factor,
-            batch_size=cfg.batch_size,
-            seed=cfg.seed,
+            settings=cfg.train_settings(lr=cfg.proxy_lr),
         ).fit(x=pair.x_train, y=pair.y_train, x_heldout=pair.x_heldout, y_heldout=pair.y_heldout)
         est = pr.estimate(x=pair.x_target, probs=f_probs)
         return {

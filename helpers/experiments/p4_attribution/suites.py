@@ -29,6 +29,7 @@ from helpers.models.text import PAD, UNK, Vocab, tokenize
 from helpers.models.tiny_transformer import TinyTransformer
 from helpers.models.zoo import word_model
 from helpers.paths import cache_dir
+from helpers.training.settings import TrainSettings
 
 __all__ = [
     "ARCHITECTURES",
@@ -40,6 +41,8 @@ __all__ = [
     "run_setting",
     "suite_spread",
     "train_suite",
+    "TRAIN_SETTINGS",
+    "SUITE_SETTINGS",
     "model_tokenizer",
     "accuracy_table",
     "window_ablation",
@@ -63,6 +66,8 @@ ARCHITECTURES: dict[str, dict[str, Any]] = {
     "minilm-l6": dict(kind="minilm", num_layers=6, lr=1e-4, epochs=1),
     "minilm-l2": dict(kind="minilm", num_layers=2, lr=1e-4, epochs=1),
 }
+TRAIN_SETTINGS = TrainSettings(epochs=3, batch_size=32, lr=2e-3, progress=False)  #: one model of :func:`train_classifier`
+SUITE_SETTINGS = TRAIN_SETTINGS.replace(epochs=4)  #: each model of :func:`train_suite`
 MINILM_MAX_LENGTH = 64  # WordPiece tokens per (pair) input: the generated pairs are ≤ 2 × 18 words
 
 
@@ -137,30 +142,29 @@ def train_classifier(
     inputs: Sequence[Any],
     labels: Sequence[int],
     vocab: Vocab,
+    settings: TrainSettings | None = None,
     *,
     arch: str = "tiny",
-    epochs: int = 3,
-    batch_size: int = 32,
-    lr: float = 2e-3,
-    seed: int = 0,
-    progress: bool = False,
+    **overrides: Any,
 ) -> nn.Module:
     """Train a word-level classifier on texts or pairs, checkpointed under ``cache/checkpoints/attribution-<hash>``.
 
-    The hash covers everything the model depends on: the training inputs and labels, the vocabulary, the
-    architecture, epochs, learning rate, batch size, seed and the model and training code (:func:`~helpers.cache.code_version`).  So an interrupted training resumes, and the same
-    model asked for twice (an inoculation mix that is also an architecture-suite member) is trained once.  MiniLM
-    architectures fine-tune with their own ``lr`` and ``epochs`` (:data:`ARCHITECTURES`).
+    ``settings`` (default :data:`TRAIN_SETTINGS`: 3 epochs, batches of 32, learning rate 2e-3; ``**overrides``
+    change it) are trained with AdamW on the CPU.  The hash covers everything the model depends on: the training
+    inputs and labels, the vocabulary, the architecture, epochs, learning rate, batch size, seed and the model and
+    training code (:func:`~helpers.cache.code_version`).  So an interrupted training resumes, and the same model asked
+    for twice (an inoculation mix that is also an architecture-suite member) is trained once.  MiniLM architectures
+    fine-tune with their own ``lr`` and ``epochs`` (:data:`ARCHITECTURES`).
     """
     from helpers.training import fit
 
-    model = build_model(arch, vocab, seed=seed)
-    lr = ARCHITECTURES[arch].get("lr", lr)
-    epochs = ARCHITECTURES[arch].get("epochs", epochs)
+    s = TrainSettings.resolve(settings if settings is not None else TRAIN_SETTINGS, **overrides)
+    s = s.replace(**{k: v for k, v in ARCHITECTURES[arch].items() if k in ("lr", "epochs")})
+    model = build_model(arch, vocab, seed=s.seed)
     key = cache_key(
         {"inputs": [x if isinstance(x, str) else list(x) for x in inputs], "labels": [int(y) for y in labels],
-         "vocab": list(vocab.itos), "arch": arch, "epochs": epochs, "lr": lr, "batch_size": batch_size, "seed": seed,
-         "code": code_version("helpers.models", "helpers.training")}
+         "vocab": list(vocab.itos), "arch": arch, "epochs": s.epochs, "lr": s.lr, "batch_size": s.batch_size,
+         "seed": s.seed, "code": code_version("helpers.models", "helpers.training")}
     )[:32]  # fmt: skip
     tok = model_tokenizer(model, vocab)
     encs = [tok.encode(x) for x in inputs]
@@ -169,16 +173,9 @@ def train_classifier(
     fit(
         model,
         items,
-        epochs=epochs,
-        batch_size=batch_size,
-        lr=lr,
-        optimizer="adamw",
+        s.replace(optimizer="adamw", device="cpu", checkpoint_dir=cache_dir() / "checkpoints" / f"attribution-{key}"),
         collate_fn=_collate,
         forward_fn=lambda m, x: fwd(x["ids"], x["segments"], None),
-        seed=seed,
-        device="cpu",
-        checkpoint_dir=cache_dir() / "checkpoints" / f"attribution-{key}",
-        progress=progress,
     )
     model.eval()
     return model
@@ -343,29 +340,27 @@ def suite_spread(result: SettingResult, n_ood: int) -> dict[str, Any]:
 def train_suite(
     train_sets: Mapping[str, pd.DataFrame],
     vocab: Vocab,
+    settings: TrainSettings | None = None,
     *,
     columns: Sequence[str],
     key: str = "suite",
     arch: str | Mapping[str, str] = "tiny",
-    epochs: int = 4,
-    batch_size: int = 32,
-    lr: float = 2e-3,
-    seed: int = 0,
     progress: bool = True,
+    **overrides: Any,
 ) -> dict[str, nn.Module]:
     """Train one model per named training set (an inoculation mix), or per architecture when ``arch`` is a map.
 
-    ``key`` names the setting on the progress bar; checkpoints are keyed by content (:func:`train_classifier`).
+    ``settings`` (default :data:`SUITE_SETTINGS`: 4 epochs, otherwise :data:`TRAIN_SETTINGS`; ``**overrides``
+    change it) train every model; ``progress`` shows a bar over the models, named ``key``; checkpoints are keyed by
+    content (:func:`train_classifier`).
     """
     from helpers.progress import tqdm
 
+    s = TrainSettings.resolve(settings if settings is not None else SUITE_SETTINGS, **overrides)
     out = {}
     for name, frame in tqdm(list(train_sets.items()), desc=f"train {key}", disable=not progress):
         a = arch[name] if isinstance(arch, Mapping) else arch
-        out[name] = train_classifier(
-            _inputs(frame, columns), frame["label"].tolist(), vocab, arch=a, epochs=epochs, batch_size=batch_size,
-            lr=lr, seed=seed,
-        )  # fmt: skip
+        out[name] = train_classifier(_inputs(frame, columns), frame["label"].tolist(), vocab, s, arch=a)
     return out
 
 

@@ -240,12 +240,12 @@ def _digit_cnns(prefix: str, x: np.ndarray, y: np.ndarray, *, n_train: int, epoc
     """Two lazily trained 8x8 CNNs (seeds ``seed`` and ``seed + 1``), checkpointed under ``05_mde/<prefix>-...``."""
     from helpers.models import build_model
     from helpers.paths import cache_dir
-    from helpers.training import fit
+    from helpers.training import TrainSettings, fit
 
     def make(s: int):
         m = build_model("cnn", seed=s)
         ckpt = cache_dir() / "checkpoints" / f"05_mde/{prefix}-cnn-seed{s}-n{n_train}-e{epochs}-init-{_code()}"
-        fit(m, (x, y), epochs=epochs, seed=s, lr=2e-3, checkpoint_dir=ckpt, progress=False)
+        fit(m, (x, y), TrainSettings(epochs=epochs, seed=s, lr=2e-3, checkpoint_dir=ckpt, progress=False))
         return m.eval()
 
     return {s: _lazy(lambda s=s: make(s)) for s in (seed, seed + 1)}
@@ -373,7 +373,7 @@ def text_setup(p: MdeSettings | Mapping[str, Any]) -> Setup:
     p = mde_settings(p)
     from helpers.data import load
     from helpers.models.text import Vocab
-    from helpers.models.zoo import train_text_classifier
+    from helpers.models.zoo import text_train_settings, train_text_classifier
     from helpers.paths import cache_dir
 
     seed, n_set, n_ref, epochs = p.seed, p.text_n_per_set, p.text_n_reference, p.text_epochs
@@ -388,9 +388,10 @@ def text_setup(p: MdeSettings | Mapping[str, Any]) -> Setup:
         t_tr = tr.iloc[: p.text_minilm_n_train if big else p.text_n_train]
         key = f"05_mde/imdb-{name}-seed{seed}-n{len(t_tr)}-e{epochs}-v{len(vocab)}-init-{_code()}"
         ckpt = cache_dir() / "checkpoints" / (key + (f"-t{p['text_minilm_max_tokens']}" if big else ""))
+        settings = text_train_settings(name, epochs=epochs, seed=seed, checkpoint_dir=ckpt)
         return train_text_classifier(
-            name, t_tr.text, t_tr.label, vocab=vocab, epochs=epochs, seed=seed, checkpoint_dir=ckpt,
-            cache_namespace=CACHE_NAMESPACE, **({"max_len": p.text_minilm_max_tokens} if big else {}),
+            name, t_tr.text, t_tr.label, settings, vocab=vocab, cache_namespace=CACHE_NAMESPACE,
+            **({"max_len": p.text_minilm_max_tokens} if big else {}),
         )[1]  # fmt: skip
 
     models = {name: _lazy(lambda name=name: trained(name)) for name in p.text_models}
