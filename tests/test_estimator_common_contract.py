@@ -33,6 +33,8 @@ Z = RNG.normal(size=(120, 4))
 Y = RNG.integers(0, 4, 120)
 Z[np.arange(120), Y] += 2.0
 FEATURES = RNG.normal(size=(120, 5))
+PROJ = RNG.normal(size=(4, 5))  # features of a shifted set: its logits projected to 5 dimensions
+NEEDS_FEATURES = {"dispersion"}  # estimators that need penultimate features beside the logits
 
 
 def _shifted(name: str) -> dict:
@@ -45,7 +47,7 @@ def _shifted(name: str) -> dict:
         z = RNG.normal(size=(80, 4))
         y = RNG.integers(0, 4, 80)
         z[np.arange(80), y] += 2.0 - 0.3 * i
-        sets[f"s{i}"] = (z, y)
+        sets[f"s{i}"] = (z, y) if name not in NEEDS_FEATURES else {"logits": z, "labels": y, "features": z @ PROJ}
     return {"shifted": sets}
 
 
@@ -67,7 +69,11 @@ def test_every_registered_estimator_takes_the_common_keywords(name):
     unused = [str(w.message) for w in caught if issubclass(w.category, UnusedArgumentWarning)]
     assert unused == ([] if "labels" in declared else [f"{type(est).__name__}.fit does not use labels=; ignored"])
     assert out is est
-    res = est.estimate(logits=Z, probs=None, features=None, interval=True, **_extra(name))
+    features = Z @ PROJ + FEATURES if name in NEEDS_FEATURES else None
+    if name in NEEDS_FEATURES:  # without what it needs: a clear error that names the missing input
+        with pytest.raises(InputValidationError, match="^features: "):
+            est.estimate(logits=Z, probs=None, features=None, **_extra(name))
+    res = est.estimate(logits=Z, probs=None, features=features, interval=True, **_extra(name))
     assert isinstance(res, Estimate) and res.n == 120
     assert 0.0 <= res.accuracy <= 1.0  # an accuracy from every registered estimator, never NaN
 

@@ -30,9 +30,15 @@ mde / mde_normalized       MDE (score)                         mde(logits, T=1.0
 nuclear_norm               NuclearNorm (score)                 nuclear_norm_score(probs)
 frechet                    FrechetDistance (score)             frechet_distance(features_a, features_b)
 cot                        COT                                 cot_error(probs, reference_distribution)
+cott                       COTT                                cott_scores(probs, reference_distribution)
+mano                       MaNo (score)                        mano_score(logits)
+softmax_corr               SoftmaxCorr (score)                 softmax_correlation(probs)
+confusion_matrix_shift     ConfusionMatrixShift                pacc_prevalences(mean_probs, class_means)
+dispersion                 Dispersion (score; needs features)  dispersion_score(features, logits)
 agreement                  AgreementScore                      agreement_score(predictions_a, predictions_b)
 cbpe                       CBPE (NannyML)                      cbpe_accuracy(reference_probs=, ...)
 stacked                    StackedEstimator (needs shifted=)   StackedRegression().fit(X, y)
+stacked_sota               StackedEstimator on STACK_METHODS_SOTA (the base set with the 2023-2025 methods)
 =========================  ==================================  =================================
 
 :class:`ShiftConformal` wraps any of them with a split-conformal interval calibrated on labelled shifted sets
@@ -86,7 +92,9 @@ from helpers.estimators.conformal import (
     disagreement_scale,
     pooled_conformal_quantile,
 )
-from helpers.estimators.cot import COT, cot_error, label_distribution
+from helpers.estimators.cot import COT, cot_error, label_distribution, transport_row_costs
+from helpers.estimators.cott import COTT, cott_scores
+from helpers.estimators.dispersion import Dispersion, dispersion_score
 from helpers.estimators.dispersity import (
     FrechetDistance,
     NuclearNorm,
@@ -107,7 +115,7 @@ from helpers.estimators.registry import (
     register_estimator,
 )
 from helpers.estimators.softmax_corr import SoftmaxCorr, softmax_correlation
-from helpers.estimators.stacking import STACK_METHODS, StackedEstimator, StackedRegression
+from helpers.estimators.stacking import STACK_METHODS, STACK_METHODS_SOTA, StackedEstimator, StackedRegression
 
 __all__ = [
     "Estimate",
@@ -132,7 +140,12 @@ __all__ = [
     "softmax_correlation",
     "NuclearNorm",
     "FrechetDistance",
+    "Dispersion",
+    "dispersion_score",
     "COT",
+    "COTT",
+    "cott_scores",
+    "transport_row_costs",
     "AgreementScore",
     "CBPE",
     # functions
@@ -192,6 +205,7 @@ __all__ = [
     "StackedEstimator",
     "StackedRegression",
     "STACK_METHODS",
+    "STACK_METHODS_SOTA",
     # registry
     "ESTIMATORS",
     "learns_from_shifted_sets",

@@ -22,8 +22,9 @@ __all__ = ["shifted_items", "fit_score_line"]
 _INPUT_KEYS = ("logits", "probs", "features")
 
 
-def _one_set(name: str, value: Any) -> tuple[dict[str, Any], float]:
-    """``(inputs for the score, true accuracy)`` of one shifted set given as ``(logits, labels)`` or a mapping."""
+def _one_set(name: str, value: Any, keys: tuple[str, ...] | None = None) -> tuple[dict[str, Any], float]:
+    """``(inputs for the score, true accuracy)`` of one shifted set given as ``(logits, labels)`` or a mapping;
+    ``keys``: the inputs the score takes together (e.g. features *and* logits), default features or else outputs."""
     if isinstance(value, Mapping):
         unknown = sorted(set(value) - {*_INPUT_KEYS, "labels", "accuracy"})
         if unknown:
@@ -32,7 +33,7 @@ def _one_set(name: str, value: Any) -> tuple[dict[str, Any], float]:
                 f"accuracy"
             )
         # the score on features where given (a distance between representations), else on the model outputs
-        scored = ("features",) if value.get("features") is not None else ("logits", "probs")
+        scored = keys or (("features",) if value.get("features") is not None else ("logits", "probs"))
         inputs = {k: value[k] for k in scored if value.get(k) is not None}
         outputs = value.get("logits") if value.get("logits") is not None else value.get("probs")
         labels, accuracy = value.get("labels"), value.get("accuracy")
@@ -62,13 +63,14 @@ def _one_set(name: str, value: Any) -> tuple[dict[str, Any], float]:
     return inputs, accuracy
 
 
-def shifted_items(shifted: Any) -> list[tuple[str, dict[str, Any], float]]:
-    """``[(name, inputs, accuracy), ...]`` of ``shifted``: a mapping ``{name: (logits, labels) | {...}}``."""
+def shifted_items(shifted: Any, keys: tuple[str, ...] | None = None) -> list[tuple[str, dict[str, Any], float]]:
+    """``[(name, inputs, accuracy), ...]`` of ``shifted``: a mapping ``{name: (logits, labels) | {...}}``
+    (``keys``: see :func:`_one_set`)."""
     if not isinstance(shifted, Mapping):
         raise InputValidationError(
             f"shifted: expected a mapping {{set name: (logits, labels)}}, got {type(shifted).__name__}"
         )
-    return [(str(name), *_one_set(str(name), value)) for name, value in shifted.items()]
+    return [(str(name), *_one_set(str(name), value, keys)) for name, value in shifted.items()]
 
 
 def fit_score_line(estimator: Any, shifted: Any):
@@ -79,7 +81,7 @@ def fit_score_line(estimator: Any, shifted: Any):
     """
     from helpers.estimators.metaset import MetaSetRegression
 
-    items = shifted_items(shifted)
+    items = shifted_items(shifted, getattr(estimator, "shifted_inputs", None))
     if len(items) < 3:
         raise InputValidationError(
             f"shifted: expected at least 3 labelled shifted sets to fit a line, got {len(items)}"

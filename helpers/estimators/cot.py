@@ -42,7 +42,7 @@ from helpers.estimators._common import LabelFreeEstimator, Prepared, n_classes_o
 from helpers.estimators.base import Estimate
 from helpers.validation import check_labels, check_probs, check_vector
 
-__all__ = ["label_distribution", "cot_error", "COT"]
+__all__ = ["label_distribution", "cot_error", "transport_row_costs", "COT"]
 
 _NUM_ITER_MAX = 10**9
 _SMALL = 20_000  # rows up to which one network-simplex solve is faster than the certified route
@@ -65,6 +65,14 @@ def _emd_cost(cost: np.ndarray, a: np.ndarray, b: np.ndarray, *, with_log: bool 
 
     val, log = ot.emd2(a, b, cost, numItermax=_NUM_ITER_MAX, log=True)
     return (float(val), log) if with_log else (float(val), log.get("warning"))
+
+
+def _emd_plan(cost: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """Optimal cost, plan (n, K) and atom prices of one network-simplex solve."""
+    import ot
+
+    plan, log = ot.emd(a, b, cost, numItermax=_NUM_ITER_MAX, log=True)
+    return float(log["cost"]), np.asarray(plan), np.asarray(log["v"], dtype=np.float64)
 
 
 def _semi_dual_prices(cost: np.ndarray, a: np.ndarray, b: np.ndarray, eps: float, v0: np.ndarray) -> np.ndarray:
@@ -102,10 +110,12 @@ def _certified_transport(
     tol: float = 1e-9,
     v0: np.ndarray | None = None,
     depth: int = 0,
+    row_costs: bool = False,
 ) -> tuple[float, dict]:
     """Exact optimal cost of the N x K transport problem (a, b, cost) with a duality-gap certificate.
 
-    ``info["prices"]`` holds the certifying atom prices.  The ambiguous rows form a smaller problem of the same
+    ``info["prices"]`` holds the certifying atom prices; with ``row_costs`` ``info["row_costs"]`` holds each row's
+    mean cost under the plan, ``Σ_k γ_ik c_ik / a_i`` (a fixed row: its best atom's cost).  The ambiguous rows form a smaller problem of the same
     kind; above ``_SUB_SMALL`` rows it is solved by this function again (full-data prices at eps = 1e-4, a band
     ten times narrower), else by the network simplex.
     """
@@ -131,14 +141,20 @@ def _certified_transport(
             sub_b = np.clip(resid, 0.0, None)
             sub_b /= sub_b.sum()
             sub_cost = np.ascontiguousarray(cost[amb])
+            sub_a = a[amb] / mass
             if amb.size > _SUB_SMALL and depth < _MAX_DEPTH and amb.size < n:
                 sub_cost_value, sub_info = _certified_transport(
-                    sub_cost, a[amb] / mass, sub_b, tol=tol, v0=v, depth=depth + 1
+                    sub_cost, sub_a, sub_b, tol=tol, v0=v, depth=depth + 1, row_costs=row_costs
                 )
                 prices, simplex_rows = sub_info["prices"], sub_info["simplex_rows"]
+                sub_rows = sub_info.get("row_costs")
+            elif row_costs:
+                simplex_rows = amb.size
+                sub_cost_value, plan, prices = _emd_plan(sub_cost, sub_a, sub_b)
+                sub_rows = (plan * sub_cost).sum(axis=1) / sub_a
             else:
                 simplex_rows = amb.size
-                sub_cost_value, log = _emd_cost(sub_cost, a[amb] / mass, sub_b, with_log=True)
+                sub_cost_value, log = _emd_cost(sub_cost, sub_a, sub_b, with_log=True)
                 prices = np.asarray(log["v"], dtype=np.float64)
             value += mass * sub_cost_value
         dual = float(a @ (cost - prices[None, :]).min(axis=1) + b @ prices)
@@ -149,6 +165,12 @@ def _certified_transport(
                 "duality_gap": value - dual,
                 "prices": prices,
             }
+            if row_costs:
+                rc = np.empty(n)
+                rc[fixed] = cost[fixed, best[fixed]]
+                if amb.size:
+                    rc[amb] = sub_rows
+                info["row_costs"] = rc
             return value, info
         delta = delta * _GROW if delta < 1 else np.inf
 
@@ -192,6 +214,31 @@ def _cot(
     if warnings:
         info["solver_warning"] = warnings[0]
     return err, info
+
+
+def transport_row_costs(probs: Any, reference_distribution: Any) -> np.ndarray:
+    """Each row's cost under an optimal COT plan: ``r_i = Σ_k γ_ik (1 − p_ik) / a_i`` (mass a_i = 1/N per row).
+
+    The plan moves the N rows of ``probs`` (mass 1/N each) onto the one-hot atoms e_k (mass pi_k) at cost
+    ``1 − p_ik`` (module docstring); ``mean(r) = cot_error(probs, pi)``.  A row split between atoms (at most K − 1
+    of them in a vertex solution) gets the mass-weighted mean of its costs.  Exact at any size: the network simplex
+    up to ``_SMALL`` rows, the certified route above (its fixed rows go to their best atom whole).
+
+    Returns
+    -------
+    numpy.ndarray, shape (N,)
+        Per-row costs in [0, 1] (float64).
+    """
+    p = check_probs(probs, "probs")
+    pi = _check_distribution(reference_distribution, p.shape[1])
+    keep_k = pi > 0
+    b = pi[keep_k] / pi[keep_k].sum()
+    cost = 1.0 - p[:, keep_k].astype(np.float64)
+    a = np.full(p.shape[0], 1.0 / p.shape[0])
+    if p.shape[0] > _SMALL:
+        return _certified_transport(cost, a, b, row_costs=True)[1]["row_costs"]
+    _, plan, _ = _emd_plan(cost, a, b)
+    return (plan * cost).sum(axis=1) / a
 
 
 def cot_error(probs: Any, reference_distribution: Any, *, batch_size: int | None = None) -> float:

@@ -15,12 +15,14 @@ from helpers.estimators.atc import ATC
 from helpers.estimators.cbpe import CBPE
 from helpers.estimators.confidence import AverageConfidence, AverageNegativeEntropy, DoC, MaxProbThreshold
 from helpers.estimators.cot import COT
+from helpers.estimators.cott import COTT
+from helpers.estimators.dispersion import Dispersion
 from helpers.estimators.dispersity import FrechetDistance, NuclearNorm
 from helpers.estimators.energy import MDE, AverageEnergy
 from helpers.estimators.mano import MaNo
 from helpers.estimators.prior_shift import ConfusionMatrixShift
 from helpers.estimators.softmax_corr import SoftmaxCorr
-from helpers.estimators.stacking import StackedEstimator
+from helpers.estimators.stacking import STACK_METHODS_SOTA, StackedEstimator
 from helpers.registry import Registry
 
 __all__ = ["ESTIMATORS", "get_estimator", "list_estimators", "register_estimator", "learns_from_shifted_sets"]
@@ -56,13 +58,16 @@ ESTIMATORS.register("mde", _fixed(MDE, "mde", normalize=False))
 ESTIMATORS.register("mde_normalized", _fixed(MDE, "mde_normalized", normalize=True))
 ESTIMATORS.register("nuclear_norm", NuclearNorm)
 ESTIMATORS.register("frechet", FrechetDistance)
+ESTIMATORS.register("dispersion", Dispersion)
 ESTIMATORS.register("cot", COT)
+ESTIMATORS.register("cott", COTT)
 ESTIMATORS.register("agreement", AgreementScore)
 ESTIMATORS.register("cbpe", CBPE)
 ESTIMATORS.register("mano", MaNo)
 ESTIMATORS.register("softmax_corr", SoftmaxCorr)
 ESTIMATORS.register("confusion_matrix_shift", ConfusionMatrixShift)
 ESTIMATORS.register("stacked", StackedEstimator)
+ESTIMATORS.register("stacked_sota", _fixed(StackedEstimator, "stacked_sota", methods=STACK_METHODS_SOTA))
 
 
 def get_estimator(name: str, **params: Any) -> Any:

@@ -29,7 +29,7 @@ def _data(n, k=5, seed=0):
 
 def _fitted(name, z, y):
     est = get_estimator(name, n_boot=40)
-    if name in ("atc_mc", "atc_ne", "doc", "confusion_matrix_shift"):
+    if name in ("atc_mc", "atc_ne", "doc", "confusion_matrix_shift", "cott"):
         est.fit(logits=z, labels=y)
     elif name == "cot":
         est.fit(labels=y, logits=z)
@@ -37,7 +37,7 @@ def _fitted(name, z, y):
         est.fit(logits=z)
     elif name == "cbpe":
         est.fit(logits=z, labels=y)
-    elif name == "stacked":  # learns from labelled shifted sets
+    elif name in ("stacked", "stacked_sota"):  # learn from labelled shifted sets
         shifted = {i: _data(300, seed=10 + i) for i in range(4)}
         shifted = {i: (z_ * (1 - 0.2 * i), y_) for i, (z_, y_) in shifted.items()}
         est.fit(logits=z, labels=y, shifted=shifted)
@@ -48,6 +48,8 @@ def _target(name, z):
     kw = {"logits": z}
     if name == "agreement":
         kw["other_logits"] = z + np.random.default_rng(9).normal(size=z.shape)
+    if name == "dispersion":  # penultimate features beside the logits
+        kw["features"] = np.hstack([z, np.random.default_rng(8).normal(size=(len(z), 3))])
     return kw
 
 

@@ -13,15 +13,19 @@ EXPECTED = {
     "average_confidence",
     "average_energy",
     "average_negative_entropy",
+    "confusion_matrix_shift",
     "cot",
+    "cott",
     "doc",
     "frechet",
+    "mano",
     "maxprob",
     "mde",
     "mde_normalized",
     "nuclear_norm",
+    "softmax_corr",
 }
-NEEDS_FIT = {"atc_mc", "atc_ne", "doc", "cot", "frechet"}
+NEEDS_FIT = {"atc_mc", "atc_ne", "doc", "cot", "cott", "confusion_matrix_shift", "frechet"}
 
 
 def test_names_and_params():
