@@ -21,6 +21,11 @@ NuclearNorm     normalised nuclear norm of the softmax matrix (Deng et al. 2023)
 Frechet         Fréchet distance between reference and target features (Deng & Zheng 2021)
 COT             1 − COT error (optimal transport of target probabilities to the reference label distribution)
 Agreement       agreement rate of the model with a second model (Jiang et al. 2022)
+MaNo            normalised entry-wise 4-norm of the softmax / Taylor-normalised logits (Xie et al. 2024)
+SoftmaxCorr     cosine similarity of PᵀP/N with a diagonal prior (SoftmaxCorr, TMLR 2024)
+COTT            share of examples whose COT transport cost is below the reference's threshold (Lu et al. 2023)
+Dispersion      log between-class dispersion of penultimate features under pseudo-labels (Xie et al. 2023);
+                NaN where a setup gives no features
 ==============  ===========================================================================================
 
 MDE grows with the set size N (it carries a log N term, DESIGN.md "Pitfalls"): this module uses the normalised
@@ -43,6 +48,8 @@ from helpers.estimators.metaset import MetaSetRegression, compare_measures
 from helpers.validation import check_logits
 
 __all__ = [
+    "PAPER_MEASURES",
+    "NEW_MEASURES",
     "MEASURES",
     "MEASURE_ESTIMATORS",
     "PAPER_CIFAR10_RESNET20",
@@ -81,9 +88,17 @@ MEASURE_ESTIMATORS: dict[str, str] = {
     "Frechet": "frechet",
     "COT": "cot",
     "Agreement": "agreement",
+    "MaNo": "mano",
+    "SoftmaxCorr": "softmax_corr",
+    "COTT": "cott",
+    "Dispersion": "dispersion",
 }
 MEASURES = tuple(MEASURE_ESTIMATORS)
-_LABELLED = ("ATC", "ATC-MC", "DoC", "COT")  # fitted on the reference's logits and labels
+#: the measures of paper 5's comparison (its Tables 1-4), the set its claims are decided over; the methods of
+#: 2023-2025 (MaNo, SoftmaxCorr, COTT, Dispersion) joined later and are compared by claims of their own
+PAPER_MEASURES = MEASURES[: MEASURES.index("Agreement") + 1]
+NEW_MEASURES = MEASURES[len(PAPER_MEASURES):]
+_LABELLED = ("ATC", "ATC-MC", "DoC", "COT", "COTT")  # fitted on the reference's logits and labels
 _TEMPERATURE = ("AvgEnergy", "MDE")
 
 # Paper 5, Table 1/2, CIFAR-10, ResNet-20 (Spearman ρ, R²), fitted in-sample on CIFAR-10-C.
@@ -195,6 +210,8 @@ def set_measures(reference: Reference, *, logits, features=None, other_logits=No
             out[name] = (
                 np.nan if other_logits is None else _value(est.measure(logits=z, other_logits=other_logits))
             )
+        elif name == "Dispersion":
+            out[name] = np.nan if features is None else _value(est.measure(logits=z, features=features))
         else:
             out[name] = _value(est.measure(logits=z))
     return out
