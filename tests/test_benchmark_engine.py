@@ -159,6 +159,19 @@ def test_applicability_and_skips():
     assert set(res.skipped["method"]) == {"agreement", "mde"}
 
 
+def test_a_score_without_a_usable_line_is_skipped_with_its_reason():
+    """Saturated one-hot outputs give MaNo the same score on every meta set; a task without features cannot run
+    Dispersion; both are skipped with a reason while the other methods run."""
+    task = _random_task(partner=False)
+    saturated = {k: (v.logits * 1e4, v.labels) for k, v in task.meta.items()}  # exactly one-hot softmax
+    task = ShiftTask("sat", "f", (task.reference.logits, task.reference.labels),
+                     {k: (v.logits, v.labels) for k, v in task.targets.items()}, meta=saturated)
+    res = run_benchmark([task], methods=["mano", "average_confidence", "dispersion"], n_boot=20, progress=False)
+    assert set(res.to_df()["method"]) == {"average_confidence"}
+    why = res.skipped.set_index("method")["reason"]
+    assert "same score" in why["mano"] and why["dispersion"] == "no penultimate features"
+
+
 def test_bad_input():
     task = _hand_task()
     with pytest.raises(InputValidationError):

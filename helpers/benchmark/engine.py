@@ -89,6 +89,21 @@ COLUMNS = [
 ]
 
 
+class _Inapplicable(Exception):
+    """A method that turned out not to apply to a task once run (its reason goes to ``result.skipped``)."""
+
+
+def _unusable(scores: list[float], names: list[str]) -> str:
+    """Why meta-set scores cannot carry a line (empty if they can): a non-finite score (e.g. Dispersion's −inf on
+    a set predicted as one class) or one value on every meta set (e.g. MaNo on saturated one-hot predictions)."""
+    bad = [n for n, v in zip(names, scores) if not np.isfinite(v)]
+    if bad:
+        return f"score not finite on meta set(s) {bad[:3]}{' ...' if len(bad) > 3 else ''}: no line to read"
+    if len(set(scores)) == 1:
+        return f"the same score ({scores[0]:.6g}) on every meta set: no line to read"
+    return ""
+
+
 def _run_method(task: ShiftTask, method: str, *, n_boot: int, level: float, seed: int) -> list[dict]:
     t0 = time.perf_counter()
     est = _build(method, n_boot=n_boot, level=level, seed=seed)
@@ -98,6 +113,9 @@ def _run_method(task: ShiftTask, method: str, *, n_boot: int, level: float, seed
         names = sorted(task.meta)
         measure = getattr(est, "measure", est.estimate)  # the raw score (a user's own estimator may lack it)
         scores = [measure(**_declared(measure, method, _inputs(task, method, m, task.meta[m].logits))).score for m in names]
+        why = _unusable([float(v) for v in scores], names)
+        if why:
+            raise _Inapplicable(why)
         accs = [task.meta[m].accuracy for m in names]
         regressor = MetaSetRegression().fit(scores=scores, accuracies=accs)
         if not _is_custom(method) or "regressor" in getattr(est, "get_params", dict)():
@@ -398,8 +416,11 @@ def run_benchmark(
     for task, method in jobs:
         ok, reason = applicable(task, method)
         if ok:
-            rows.extend(_run_method(task, method, n_boot=int(n_boot), level=float(level), seed=int(seed)))
-        else:
+            try:
+                rows.extend(_run_method(task, method, n_boot=int(n_boot), level=float(level), seed=int(seed)))
+            except _Inapplicable as why:
+                ok, reason = False, str(why)
+        if not ok:
             skipped.append({"task": task.name, "family": task.family, "method": method, "reason": reason})
         if bar is not None:
             bar.set_postfix_str(f"{task.name}:{method}", refresh=False)

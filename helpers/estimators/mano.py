@@ -77,6 +77,40 @@ def mano_normalize(logits: np.ndarray, *, use_softmax: bool) -> np.ndarray:
     return v
 
 
+def _criterion_and_softmax(z: np.ndarray) -> tuple[float, np.ndarray]:
+    """``(Φ, softmax(z))`` from one exponential pass: ``e = exp(z − max)``, ``logsumexp = max + log Σ e`` gives Φ
+    and ``e / Σ e`` the softmax (in ``z``'s floating dtype)."""
+    if not np.issubdtype(z.dtype, np.floating):
+        z = z.astype(np.float64)
+    top = z.max(axis=1, keepdims=True)
+    with np.errstate(over="ignore"):  # z - max may reach -inf (a zero term) for logits near the float max
+        e = z - top
+    np.exp(e, out=e)
+    total = e.sum(axis=1, keepdims=True, dtype=np.float64)
+    phi = float(np.mean(top[:, 0] + np.log(total[:, 0])) - z.mean(dtype=np.float64))
+    e /= total.astype(e.dtype)
+    return phi, e
+
+
+def _taylor_power_sums(z: np.ndarray, p: float) -> np.ndarray:
+    """``Σ_k σ_ik^p`` of the Taylor normalisation without forming σ: ``(v − min v)`` row by row (the ``+ 1`` of
+    ``1 + z + z²/2`` cancels in the shift), its power sum divided by the row total to the p-th; rows without spread
+    get the uniform row's ``K · K^(−p)``."""
+    if not np.issubdtype(z.dtype, np.floating):
+        z = z.astype(np.float64)
+    v = z * z
+    v *= 0.5
+    v += z
+    v -= v.min(axis=1, keepdims=True)
+    total = v.sum(axis=1, dtype=np.float64)
+    sums = _row_power_sums(v, p)
+    flat = total <= 0
+    total[flat] = 1.0
+    sums /= total**p
+    sums[flat] = z.shape[1] * float(z.shape[1]) ** (-p)
+    return sums
+
+
 def _row_power_sums(sigma: np.ndarray, p: float) -> np.ndarray:
     """``Σ_k σ_ik^p`` per row, float64; the powers in the input's dtype (σ ≤ 1: no overflow), in place."""
     if p == 4.0:
@@ -139,10 +173,13 @@ class MaNo(LabelFreeEstimator):
     def _prepare_target(self, *, logits=None, probs=None) -> Prepared:
         z = resolve_logits(logits=logits, probs=probs, where="MaNo.estimate")
         self._check_target_classes(n_classes_of(z))
-        phi = mano_criterion(z)
+        phi, sigma = _criterion_and_softmax(z)  # the softmax is σ when Φ > η; else Taylor's normalisation replaces it
         softmax_branch = phi > float(self.threshold)
-        sigma = mano_normalize(z, use_softmax=softmax_branch)
-        row_sums = _row_power_sums(sigma, float(self.p))
+        if softmax_branch:
+            row_sums = _row_power_sums(sigma, float(self.p))
+        else:
+            del sigma
+            row_sums = _taylor_power_sums(z, float(self.p))
         details = {"criterion": phi, "normalization": "softmax" if softmax_branch else "taylor", "p": float(self.p)}
         return Prepared(n=z.shape[0], arrays={"row_sums": row_sums, "k": np.array(z.shape[1])}, details=details)
 

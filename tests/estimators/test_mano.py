@@ -90,3 +90,13 @@ def test_bad_input_names_the_argument():
         MaNo().fit(logits=np.full((10, 3), np.nan))
     with pytest.raises(InputValidationError, match="class-count mismatch"):
         MaNo().fit(logits=z).measure(logits=np.zeros((10, 4)))
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 3.0, 10.0])
+def test_the_fused_estimator_path_equals_the_step_by_step_score(scale):
+    """The estimator's one-pass criterion/softmax and its Taylor power sums without forming σ give the score of the
+    paper's steps (mano_score), in both branches and with rows that have no spread."""
+    rng = np.random.default_rng(1)
+    z = (rng.normal(size=(5000, 7)) * scale).astype(np.float32)
+    z[:3] = 0.0
+    assert MaNo().measure(logits=z).score == pytest.approx(mano_score(z)[0], rel=1e-6)

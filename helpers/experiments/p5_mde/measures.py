@@ -25,7 +25,7 @@ MaNo            normalised entry-wise 4-norm of the softmax / Taylor-normalised 
 SoftmaxCorr     cosine similarity of PᵀP/N with a diagonal prior (SoftmaxCorr, TMLR 2024)
 COTT            share of examples whose COT transport cost is below the reference's threshold (Lu et al. 2023)
 Dispersion      log between-class dispersion of penultimate features under pseudo-labels (Xie et al. 2023);
-                NaN where a setup gives no features
+                NaN where a setup gives no features or a set is predicted as one class (its score is −inf)
 ==============  ===========================================================================================
 
 MDE grows with the set size N (it carries a log N term, DESIGN.md "Pitfalls"): this module uses the normalised
@@ -210,8 +210,9 @@ def set_measures(reference: Reference, *, logits, features=None, other_logits=No
             out[name] = (
                 np.nan if other_logits is None else _value(est.measure(logits=z, other_logits=other_logits))
             )
-        elif name == "Dispersion":
-            out[name] = np.nan if features is None else _value(est.measure(logits=z, features=features))
+        elif name == "Dispersion":  # −inf when the set is predicted as one class (no dispersion): left out as NaN
+            value = np.nan if features is None else _value(est.measure(logits=z, features=features))
+            out[name] = value if np.isfinite(value) else np.nan
         else:
             out[name] = _value(est.measure(logits=z))
     return out
