@@ -20,6 +20,7 @@ float32 inputs stay float32 for the (n, K) work; per-example statistics and redu
 from __future__ import annotations
 
 from abc import ABCMeta, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -284,6 +285,22 @@ class Prepared:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+def _streamable(estimate: Callable) -> Callable:
+    """``estimate`` that hands a Dask-array or store-path input to :func:`helpers.estimators.streaming.estimate_streamed`
+    (merged per-block statistics) and everything else to ``estimate`` itself."""
+    import functools
+
+    @functools.wraps(estimate)
+    def wrapper(self, **kwargs: Any) -> Any:
+        from helpers.estimators.streaming import estimate_streamed, is_out_of_core
+
+        if any(is_out_of_core(v) for v in kwargs.values() if v is not None and not isinstance(v, bool)):
+            return estimate_streamed(self, **kwargs)
+        return estimate(self, **kwargs)
+
+    return wrapper
+
+
 #: The bootstrap protocols of :class:`LabelFreeEstimator`: the hooks each needs (a concrete subclass provides one).
 BOOTSTRAP_PROTOCOLS: dict[str, tuple[str, ...]] = {
     "column means": ("_columns", "_from_means"),
@@ -327,6 +344,8 @@ class LabelFreeEstimator(BaseEstimator, metaclass=ABCMeta):
             want = "; ".join(f"{p}: {' + '.join(h)}" for p, h in BOOTSTRAP_PROTOCOLS.items())
             raise TypeError(f"{cls.__name__}: provide every hook of one bootstrap protocol ({want}); "
                             f"got {sorted(own) or 'none'}")  # fmt: skip
+        if "estimate" in cls.__dict__:  # a Dask array or a store path goes to the out-of-core route
+            cls.estimate = _streamable(cls.__dict__["estimate"])
 
     # -- subclass hooks ----------------------------------------------------------------------------------
     @abstractmethod
@@ -402,27 +421,35 @@ class LabelFreeEstimator(BaseEstimator, metaclass=ABCMeta):
             )
 
     def _finish(self, prep: Prepared, *, interval: bool) -> Estimate:
-        from helpers.estimators.bootstrap import bootstrap_replicates, percentile_interval
+        from helpers.estimators.bootstrap import bootstrap_replicates
 
         if not isinstance(interval, (bool, np.bool_)):
             raise InputValidationError(f"interval: expected True or False, got {interval!r}")
         regressor = self._score_to_accuracy() if self.output == "score" else None  # fails before any work
         value = float(self._point(prep))
         details: dict[str, Any] = dict(prep.details)
-        lower = upper = None
         reps = None
         if interval:
             reps = bootstrap_replicates(self, prep, n_boot=self.n_boot, random_state=self.random_state)
             details.update(
                 interval="percentile bootstrap over target examples", level=self.level, n_boot=self.n_boot
             )
+        return self._estimate_from(value, reps, prep.n, details, regressor)
+
+    def _estimate_from(self, value: float, reps: np.ndarray | None, n: int, details: dict[str, Any],
+                       regressor: Any = None) -> Estimate:  # fmt: skip
+        """The :class:`Estimate` of a statistic ``value`` and its bootstrap replicates ``reps`` (or None): clipped
+        to [0, 1] for an accuracy; a score with its own interval, mapped through ``regressor`` when there is one."""
+        from helpers.estimators.bootstrap import percentile_interval
+
+        lower = upper = None
         if self.output == "accuracy":
             acc = float(np.clip(value, 0.0, 1.0))
             if acc != value:
                 details["raw"] = value
             if reps is not None:
                 lower, upper = (float(v) for v in np.clip(percentile_interval(reps, self.level), 0.0, 1.0))
-            return Estimate(self.name, acc, lower, upper, None, prep.n, details)
+            return Estimate(self.name, acc, lower, upper, None, n, details)
         # score-type estimator
         score = value
         acc = float("nan")
@@ -438,4 +465,4 @@ class LabelFreeEstimator(BaseEstimator, metaclass=ABCMeta):
             if reps is not None:
                 mapped = np.clip(apply_regressor(regressor, reps), 0.0, 1.0)
                 lower, upper = (float(v) for v in percentile_interval(mapped, self.level))
-        return Estimate(self.name, acc, lower, upper, score, prep.n, details)
+        return Estimate(self.name, acc, lower, upper, score, n, details)

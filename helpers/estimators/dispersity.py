@@ -227,6 +227,12 @@ class NuclearNorm(LabelFreeEstimator):
         p = prep.arrays["P"]
         return _outer_columns(p) if p.shape[0] >= p.shape[1] else None
 
+    def _stream_columns(self, prep: Prepared) -> np.ndarray:
+        """The per-row upper-triangle products of any block, however few its rows (out-of-core merging)."""
+        p = prep.arrays["P"].astype(np.float64, copy=False)
+        iu, ju = np.triu_indices(p.shape[1])
+        return p[:, iu] * p[:, ju]
+
     def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
         n, k = prep.arrays["P"].shape
         g = _unpack_sym(means * n, k)

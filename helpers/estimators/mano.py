@@ -175,13 +175,16 @@ class MaNo(LabelFreeEstimator):
         self._check_target_classes(n_classes_of(z))
         phi, sigma = _criterion_and_softmax(z)  # the softmax is σ when Φ > η; else Taylor's normalisation replaces it
         softmax_branch = phi > float(self.threshold)
-        if softmax_branch:
-            row_sums = _row_power_sums(sigma, float(self.p))
-        else:
-            del sigma
-            row_sums = _taylor_power_sums(z, float(self.p))
+        row_sums = self._row_sums(z, softmax_branch=softmax_branch, softmax_rows=sigma)
         details = {"criterion": phi, "normalization": "softmax" if softmax_branch else "taylor", "p": float(self.p)}
         return Prepared(n=z.shape[0], arrays={"row_sums": row_sums, "k": np.array(z.shape[1])}, details=details)
+
+    def _row_sums(self, z: np.ndarray, *, softmax_branch: bool, softmax_rows: np.ndarray | None = None) -> np.ndarray:
+        """``Σ_k σ_ik^p`` per row under the normalisation chosen for the whole set (``softmax_rows``: the softmax of
+        ``z`` when already computed)."""
+        if softmax_branch:
+            return _row_power_sums(softmax(z) if softmax_rows is None else softmax_rows, float(self.p))
+        return _taylor_power_sums(z, float(self.p))
 
     def _point(self, prep: Prepared) -> float:
         return float(self._from_means(np.array([[prep.arrays["row_sums"].mean()]]), prep)[0])
