@@ -3,9 +3,10 @@
 :func:`estimate_chunks` splits the analysed predictions into chunks -- consecutive rows (``chunk_size``) or time
 periods (``timestamps`` and a pandas ``period`` such as ``"D"``, ``"W"``, ``"M"``) -- and estimates each chunk's
 accuracy with one fitted estimator of :mod:`helpers.estimators`.  The band comes from the *reference's own chunks*,
-as NannyML sets its thresholds: the reference predictions are cut into chunks of the analysis chunks' size, each is
-estimated, and ``lower, upper = mean ± 3 standard deviations`` of those estimates (clipped to [0, 1]); a chunk
-whose estimate leaves the band raises an alert.  With ``labels`` the realised accuracy of each chunk sits beside
+as NannyML sets its thresholds: the reference predictions are cut into chunks of the analysis chunks' size, and
+``lower, upper = mean ± 3 standard deviations`` (population sd, clipped to [0, 1]) of their realised accuracies when
+the reference labels are given -- NannyML's thresholds exactly -- else of the estimator's estimates on them; a
+chunk whose estimate leaves the band raises an alert.  With ``labels`` the realised accuracy of each chunk sits beside
 its estimate.  Chunks given as Dask arrays (or a Zarr store path) are estimated out of core
 (:mod:`helpers.estimators.streaming`).
 
@@ -114,6 +115,7 @@ def estimate_chunks(
     period: str | None = None,
     reference_logits: Any = None,
     reference_probs: Any = None,
+    reference_labels: Any = None,
 ) -> ChunkResult:
     """Estimate the accuracy of every chunk of a stream of predictions (module docstring).
 
@@ -132,6 +134,9 @@ def estimate_chunks(
     reference_logits, reference_probs : array, optional
         The reference set's predictions, cut into chunks of ``chunk_size`` rows (with periods: the median
         non-empty chunk size) for the band; without them the band is NaN and nothing alerts.
+    reference_labels : array, optional
+        The reference labels: the band is then the spread of the reference chunks' realised accuracy (NannyML's
+        thresholds), not of their estimates.
 
     Returns
     -------
@@ -165,7 +170,7 @@ def estimate_chunks(
         rows.append({"chunk": name, "start": start, "end": end, "n": size,
                      "estimate": _estimate(estimator, key, values, idx), "realised_accuracy": realised})  # fmt: skip
     frame = pd.DataFrame(rows)
-    ref_est = _reference_estimates(estimator, reference_logits, reference_probs, frame, chunk_size)
+    ref_est = _reference_values(estimator, reference_logits, reference_probs, reference_labels, frame, chunk_size)
     if ref_est.size >= 2:
         mu, sd = float(ref_est.mean()), float(ref_est.std())  # population sd, as NannyML's threshold
         frame["lower"], frame["upper"] = max(0.0, mu - BAND_SIGMAS * sd), min(1.0, mu + BAND_SIGMAS * sd)
@@ -176,10 +181,13 @@ def estimate_chunks(
     return ChunkResult(frame[_COLUMNS], getattr(estimator, "name", type(estimator).__name__), ref_est)
 
 
-def _reference_estimates(estimator: Any, ref_logits: Any, ref_probs: Any, frame: pd.DataFrame,
-                         chunk_size: int | None) -> np.ndarray:  # fmt: skip
+def _reference_values(estimator: Any, ref_logits: Any, ref_probs: Any, ref_labels: Any, frame: pd.DataFrame,
+                      chunk_size: int | None) -> np.ndarray:  # fmt: skip
+    """Per reference chunk: its realised accuracy (with labels) or the estimator's estimate."""
     given = {k: v for k, v in (("logits", ref_logits), ("probs", ref_probs)) if v is not None}
     if not given:
+        if ref_labels is not None:
+            raise InputValidationError("reference_labels: give the reference predictions with them")
         return np.array([])
     if len(given) > 1:
         raise InputValidationError("reference_logits, reference_probs: give at most one of the two")
@@ -190,4 +198,10 @@ def _reference_estimates(estimator: Any, ref_logits: Any, ref_probs: Any, frame:
         raise InputValidationError(
             f"reference_{key}: {ref.shape[0]} rows make fewer than 2 chunks of {size}; the band needs at least 2"
         )
+    if ref_labels is not None:
+        y = np.asarray(ref_labels)
+        if y.shape != (int(ref.shape[0]),):
+            raise InputValidationError(f"reference_labels: expected shape ({ref.shape[0]},), got {y.shape}")
+        hit = np.asarray(ref.argmax(axis=1)) == y
+        return np.array([hit[i * size : (i + 1) * size].mean() for i in range(m)])
     return np.array([_estimate(estimator, key, ref, slice(i * size, (i + 1) * size)) for i in range(m)])

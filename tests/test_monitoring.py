@@ -96,6 +96,15 @@ def test_bad_input():
         estimate_chunks(EST, z, labels=np.zeros(5), chunk_size=10)
     with pytest.raises(InputValidationError, match="fewer than 2 chunks"):
         estimate_chunks(EST, z, chunk_size=60, reference_logits=REF_Z[:100])
+    with pytest.raises(InputValidationError, match="reference_labels: give the reference predictions"):
+        estimate_chunks(EST, z, chunk_size=10, reference_labels=REF_Y)
+
+
+def test_band_from_reference_labels_is_the_spread_of_realised_accuracy():
+    z, _ = _stream(1000, 1.0, 11)
+    df = estimate_chunks(EST, z, chunk_size=500, reference_logits=REF_Z, reference_labels=REF_Y).to_df()
+    real = np.array([(REF_Z[i : i + 500].argmax(1) == REF_Y[i : i + 500]).mean() for i in range(0, 4000, 500)])
+    assert df["upper"].iloc[0] == pytest.approx(min(1.0, real.mean() + BAND_SIGMAS * real.std()))
 
 
 def test_cbpe_per_chunk_equals_nannyml():
@@ -119,5 +128,10 @@ def test_cbpe_per_chunk_equals_nannyml():
                       problem_type="classification_multiclass", metrics=["accuracy"], chunk_size=500)  # fmt: skip
     df = theirs.fit(frame(pr, yr)).estimate(frame(pt)).to_df()
     values = df[df[("chunk", "period")] == "analysis"][("accuracy", "value")].to_numpy(float)
-    ours = estimate_chunks(CBPE().fit(probs=pr, labels=yr), probs=pt, chunk_size=500).to_df()["estimate"]
-    np.testing.assert_allclose(ours.to_numpy(), values, atol=1e-6)
+    ours = estimate_chunks(CBPE().fit(probs=pr, labels=yr), probs=pt, chunk_size=500, reference_probs=pr,
+                           reference_labels=yr).to_df()  # fmt: skip
+    np.testing.assert_allclose(ours["estimate"].to_numpy(), values, atol=1e-6)
+    analysis = df[df[("chunk", "period")] == "analysis"]
+    for ours_col, theirs_col in (("lower", "lower_threshold"), ("upper", "upper_threshold")):
+        np.testing.assert_allclose(ours[ours_col].to_numpy(), analysis[("accuracy", theirs_col)].to_numpy(float),
+                                   atol=1e-9)  # fmt: skip
