@@ -31,7 +31,7 @@ def nb_dir(tmp_path, monkeypatch):
         "n = 2\nfail = False\nprofile = 'smoke'",
         [
             "import pandas as pd\nfrom helpers.plotting import save_table\nfrom helpers.publish.results import record",
-            "save_table(pd.DataFrame({'n': [n]}), '07_toy_table')\nrecord('n_squared', n * n)",
+            "save_table(pd.DataFrame({'n': [n]}), '07_toy_table')\nprint('n squared:', n * n)\nrecord('n_squared', n * n)",
             "assert not fail, 'failing on purpose'",
         ],
     )
@@ -197,7 +197,7 @@ def test_publish_splices_the_reports_and_publishes_the_executed_notebook(nb_dir,
     assert outputs and nb["metadata"]["helpers"]["published"]["run_id"] == latest_run_dir("default").name
 
 
-def test_published_notebooks_lose_widgets_and_progress_bars_only(tmp_path):
+def test_published_notebooks_lose_widgets_progress_bars_and_warnings(tmp_path):
     from helpers.publish.reports import publish_notebook
 
     keep = {"output_type": "stream", "name": "stdout", "text": ["accuracy 0.81\n"]}
@@ -210,7 +210,8 @@ def test_published_notebooks_lose_widgets_and_progress_bars_only(tmp_path):
     src = tmp_path / "in.ipynb"
     src.write_text(json.dumps(nb))
     out = json.loads(publish_notebook(src, tmp_path / "out.ipynb", run_id="r1", headline=0.5).read_text())
-    assert out["cells"][0]["outputs"] == [keep, warning] and "widgets" not in out["metadata"]
+    assert out["cells"][0]["outputs"] == [keep] and "widgets" not in out["metadata"]
+    assert warning  # a warning's place is the run's log, not the published reading
     assert out["metadata"]["helpers"]["published"] == {"run_id": "r1", "headline": 0.5}
 
 

@@ -221,28 +221,22 @@ def splice_reports(frame: pd.DataFrame, claims: pd.DataFrame, comparison: pd.Dat
     return changed
 
 
-def _is_noise(output: dict) -> bool:
-    """A widget, or a progress bar written to stderr (tqdm's carriage returns and ``it/s`` rates)."""
-    data = output.get("data") or {}
-    if "application/vnd.jupyter.widget-view+json" in data:
-        return True
-    if output.get("output_type") == "stream" and output.get("name") == "stderr":
-        text = "".join(output.get("text", ""))
-        return "\r" in text or bool(re.search(r"\d+%\|.*\|", text)) or "it/s]" in text or "s/it]" in text
-    return False
-
-
 def publish_notebook(executed: Path, destination: Path, *, run_id: str, headline: float | None) -> Path:
-    """Write the executed notebook ``executed`` to ``destination`` with its outputs, minus widget state and
-    progress bars; raises when it is still over :data:`MAX_NOTEBOOK_BYTES` or has no output at all."""
+    """Write the executed notebook ``executed`` to ``destination`` with its outputs cleaned
+    (:func:`helpers.publish.clean.clean_outputs`: no machine paths, ``PosixPath`` reprs, warnings, record dicts,
+    progress bars or widget state; long outputs cut); raises when it is still over :data:`MAX_NOTEBOOK_BYTES` or has
+    no output at all."""
+    from helpers.publish.clean import clean_outputs, machine_roots
+
     nb = json.loads(Path(executed).read_text(encoding="utf-8"))
     nb.get("metadata", {}).pop("widgets", None)
     n_outputs = 0
+    roots = machine_roots()
     for cell in nb.get("cells", []):
         if cell.get("cell_type") != "code":
             continue
-        cell["outputs"] = [o for o in cell.get("outputs", []) if not _is_noise(o)]
-        n_outputs += len(cell["outputs"])
+        n_outputs += len(cell.get("outputs", []))  # executed at all (before cleaning)
+        cell["outputs"] = clean_outputs(cell.get("outputs", []), roots)
         cell.get("metadata", {}).pop("execution", None)  # papermill's per-cell timestamps: noise in a diff
     if not n_outputs:
         raise HelpersError(f"{executed}: no outputs; publish an executed notebook")
