@@ -83,3 +83,51 @@ def test_published_notebooks_have_outputs_and_the_published_headline_numbers():
         meta = nb["metadata"]["helpers"]["published"]
         if path.stem in HEADLINES:
             assert meta["headline"] == pytest.approx(heads[path.stem]), path.name
+
+
+LAB_LOG = {
+    "an issue number": re.compile(r"(?<![&\w/])#\d{2,3}\b|\b[Ii]ssue \d+\b"),
+    "a work item": re.compile(r"\bItem \d+\b"),
+    "a run id": re.compile(r"\b20\d{6}-\d{6}\b"),
+    "a commit hash": re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,12}\b"),
+}
+_GENERATED = re.compile(r"<!-- (?:numbers|results):begin.*?<!-- (?:numbers|results):end -->", re.S)
+
+
+def _prose_files():
+    yield REPO_ROOT / "README.md"
+    yield from sorted((REPO_ROOT / "docs").rglob("*.md"))
+
+
+def lab_log_lines(text: str) -> list[str]:
+    """Lines of ``text`` outside generated blocks that carry an issue number, a work item, a run id or a hash."""
+    text = _GENERATED.sub("", text)
+    out = []
+    for line in text.splitlines():
+        for what, pattern in LAB_LOG.items():
+            if pattern.search(line):
+                out.append(f"{what}: {line.strip()[:120]}")
+    return out
+
+
+def _notebook_text(path) -> str:
+    """A notebook's markdown cells and its code comments (what a reader reads as prose)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    parts = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+    parts += [line for c in cells if c["cell_type"] == "code" for line in "".join(c["source"]).splitlines()
+              if line.lstrip().startswith("#")]  # fmt: skip
+    return "\n".join(parts)
+
+
+def test_the_prose_is_documentation_not_a_lab_log():
+    found = {p.relative_to(REPO_ROOT).as_posix(): lab_log_lines(p.read_text(encoding="utf-8")) for p in _prose_files()}
+    found |= {p.name: lab_log_lines(_notebook_text(p)) for p in sorted((REPO_ROOT / "notebooks").glob("*.ipynb"))}
+    found = {k: v for k, v in found.items() if v}
+    assert not found, found
+
+
+def test_the_lab_log_check_catches_each_kind():
+    text = "Fixed in #54 (run `20261126-031336`, code of e122db7); Item 4 follows.\n<!-- numbers:begin x -->\n#12\n<!-- numbers:end -->"
+    kinds = {line.split(":")[0] for line in lab_log_lines(text)}
+    assert kinds == {"an issue number", "a work item", "a run id", "a commit hash"}
+    assert lab_log_lines("CIFAR-10 at 1,017 images, τ 2.33, R² .824, 2026-11-26") == []
