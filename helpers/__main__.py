@@ -9,6 +9,7 @@ python -m helpers run --scheduler tcp://HOST:8786   # on an existing Dask cluste
 python -m helpers summary                           # the latest complete default run: its figures/summary.md
 python -m helpers publish --only 02                 # a run's figures and records become the committed results
 python -m helpers data check                        # verify every data file's sha256
+python -m helpers calibrate                         # this machine against the published run's, for its times
 """
 
 from __future__ import annotations
@@ -219,6 +220,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="write into the committed figures/ (claims_seeds.*, the seeds columns of claims.csv)")
     seeds.set_defaults(func=_cmd_seeds)
 
+    cal = sub.add_parser("calibrate", help="time a few seconds of the notebooks' kind of work on this machine and "
+                         "compare with the published run's machine (figures/calibration.json)")  # fmt: skip
+    cal.set_defaults(func=_cmd_calibrate)
+
     try:
         from helpers.data.cli import add_data_parser
     except ImportError:  # data layer not installed in this checkout
@@ -226,6 +231,16 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         add_data_parser(sub)
     return parser
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from helpers.paths import REPO_ROOT
+    from helpers.run.calibration import calibrate, compare_with
+
+    mine = calibrate()
+    print(f"numpy {mine['numpy_s']:.3f} s, torch {mine['torch_s']:.3f} s (one thread, load {mine['load_1min']})")
+    print(compare_with(REPO_ROOT / "figures" / "calibration.json", mine))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -221,3 +221,4 @@ def test_resume_continues_the_last_run_of_the_same_kind(nb_dir):
     runner.run_notebooks(profile="smoke", parameters={"n": 3}, echo=False)  # a labelled run after it
     (again,) = runner.run_notebooks(profile="smoke", resume=True, echo=False)
     assert again.status == "skipped" and Path(again.output).parent == Path(own.output).parent
+    assert json.loads((Path(own.output).parent / "calibration.json").read_text())["total_s"] > 0  # every run is timed

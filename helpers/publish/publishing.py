@@ -122,6 +122,8 @@ def publish(
         [old_t[~old_t.notebook.isin(replaced)], times[times.notebook.isin(replaced)]], ignore_index=True
     )
     t.sort_values("notebook").to_csv(times_csv, index=False)
+    if (run / "calibration.json").exists() and WHOLE_RUN in replaced:  # the machine the published times are from
+        shutil.copy2(run / "calibration.json", dest / "calibration.json")
     for nb in chosen:
         for f in sorted(src_figs.glob(f"{nb}_*")):
             shutil.copy2(f, dest / f.name)

@@ -426,6 +426,9 @@ def run_notebooks(
         label = run_label(parameters)
         folder = _run_folder(profile, output_dir, label, resume)
         status_path = folder / "run_status.json"
+        from helpers.run.calibration import write_calibration
+
+        write_calibration(folder)  # a few seconds of timed work: the run's times scale to other machines by it
         # a resumed run keeps the status of its folder's earlier notebooks; --resume uses it to skip work
         status: dict[str, dict[str, Any]] = {}
         if status_path.exists():
