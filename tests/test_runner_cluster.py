@@ -181,17 +181,19 @@ def test_a_cluster_whose_workers_lack_the_package_is_refused(graph_dir, tmp_path
             p.wait(timeout=30)
 
 
-def test_the_projects_graph_runs_06_after_what_it_reads():
-    """06 reads 01's SCAN pipeline, 03's models and 05's setups from the cache: it is declared to need them, and
-    both the in-process order and the cluster's graph put it after them."""
+def test_the_projects_graph_runs_06_and_07_after_what_they_read():
+    """06 reads 01's SCAN pipeline, 03's models and 05's setups from the cache, 07 reads 05's CIFAR outputs: each is
+    declared to need them, and both the in-process order and the cluster's graph put it after them."""
     from helpers.run.graph import dependency_order
 
     notebooks = runner.list_notebooks()
     graph = dependency_order(notebooks, [p.stem for p in notebooks])
     assert set(graph["06_benchmark"]) == {"01_discriminator_bounds", "03_self_training", "05_mde"}
-    assert all(not needs for stem, needs in graph.items() if stem != "06_benchmark")
+    assert set(graph["07_monitoring"]) == {"05_mde"}
+    assert all(not needs for stem, needs in graph.items() if stem not in ("06_benchmark", "07_monitoring"))
     order = [p.stem for p in runner._topological(list(reversed(notebooks)), graph)]
-    assert order.index("06_benchmark") > max(order.index(n) for n in graph["06_benchmark"])
+    for stem in ("06_benchmark", "07_monitoring"):
+        assert order.index(stem) > max(order.index(n) for n in graph[stem])
 
 
 def test_a_killed_worker_fails_the_notebook_clearly_and_the_rerun_resumes_from_the_cache(graph_dir, tmp_path):
