@@ -109,8 +109,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--child", nargs=2, metavar=("STORE", "METHOD"))
     ap.add_argument("--scheduler")
     ap.add_argument("--sizes", nargs="+", type=float, default=[1e6, 1e7, 1e8])
-    ap.add_argument("--methods", nargs="+", default=list(METHODS))
-    ap.add_argument("--cluster-methods", nargs="+", default=["average_confidence", "nuclear_norm", "mano"])
+    ap.add_argument("--methods", nargs="*", default=list(METHODS))
+    ap.add_argument("--cluster-methods", nargs="*", default=["average_confidence", "nuclear_norm", "mano"])
+    ap.add_argument("--append", action="store_true", help="add to the rows already in the output CSV")
     ap.add_argument("--stores", default=str(ROOT / "cache" / "streaming_stores"))
     ap.add_argument("--out", default=str(ROOT / "figures"))
     ap.add_argument("--quick", action="store_true", help="stores of 10^5 and 3 x 10^5 rows, to check the script")
@@ -126,13 +127,14 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for n in sizes:
         path = stores / f"logits_{n}.zarr"
-        write_s = make_store(path, n)
-        print(f"store {n:,} x {K}: {write_s:.1f} s", flush=True)
+        if args.methods or not path.exists():
+            write_s = make_store(path, n)
+            print(f"store {n:,} x {K}: {write_s:.1f} s", flush=True)
         for m in args.methods:
             r = measure(path, m, None)
             rows.append({"mode": "local threads", "n": n, "method": m, **r, "load_1min": round(os.getloadavg()[0], 2)})
             print(f"  {m:24s} {r['seconds']:8.2f} s  peak {r['peak_mb']:7.0f} MB", flush=True)
-    address, procs = _cluster()
+    address, procs = _cluster() if args.cluster_methods else (None, [])
     try:
         for m in args.cluster_methods:
             n = sizes[-1]
@@ -146,6 +148,8 @@ def main(argv: list[str] | None = None) -> None:
     df = pd.DataFrame(rows)
     out = Path(args.out)
     stem = "benchmark_streaming" + ("_quick" if args.quick else "")
+    if args.append and (out / f"{stem}.csv").exists():
+        df = pd.concat([pd.read_csv(out / f"{stem}.csv"), df], ignore_index=True)
     df.to_csv(out / f"{stem}.csv", index=False)
     meta = (f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores; float32 logits x {K} classes in Zarr blocks of "
             f"{BLOCK:,} rows; peak = the measuring process's maximum resident memory (MB), with the 100,000-row "

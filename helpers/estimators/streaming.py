@@ -190,12 +190,14 @@ def _check_block(block: np.ndarray, index: int, start: int, key: str, k: int | N
 _SUB_ROWS = 65_536  # rows turned into columns at a time inside a block (columns can be K(K+1)/2 wide)
 
 
-def _block_moments(plan: _Plan, block: np.ndarray, index: int, start: int, key: str, k: int | None, pre: Any,
+def _block_moments(columns: Callable, block: np.ndarray, index: int, start: int, key: str, k: int | None, pre: Any,
                    second: bool) -> tuple:  # fmt: skip
+    """``(n, Σ columns, Σ columns columnsᵀ)`` of one block.  It gets the plan's ``columns`` function only: what the
+    task ships to a worker stays small (the statistic's template, sized like the whole set, stays with the caller)."""
     b = _check_block(block, index, start, key, k)
     n, s1, s2 = 0, 0.0, None
     for lo in range(0, b.shape[0], _SUB_ROWS):
-        cols = plan.columns(b[lo : lo + _SUB_ROWS], pre)
+        cols = columns(b[lo : lo + _SUB_ROWS], pre)
         n, s1 = n + cols.shape[0], s1 + cols.sum(axis=0)
         if second:
             s2 = cols.T @ cols if s2 is None else s2 + cols.T @ cols
@@ -237,7 +239,7 @@ def estimate_streamed(est: Any, *, interval: bool = False, **target: Any):
         pre = plan.pre_merge(list(dask.compute(*[dask.delayed(plan.pre)(c) for c in checked])))
     if hasattr(plan, "template"):
         plan.template["prep"] = _shape_template(est, key, arr)
-    parts = [dask.delayed(_block_moments)(plan, b, i, int(s), key, k, pre, bool(interval))
+    parts = [dask.delayed(_block_moments)(plan.columns, b, i, int(s), key, k, pre, bool(interval))
              for i, (b, s) in enumerate(zip(blocks, starts))]  # fmt: skip
     n, s1, s2 = dask.compute(dask.delayed(_merge)(parts))[0]
     means = s1 / n
