@@ -279,3 +279,20 @@ def test_measures_are_registered_estimators_with_one_temperature():
     raw = set_measures(fit_reference(logits=z, labels=y, normalize_mde=False), logits=zt)["MDE"]
     assert raw == pytest.approx(mde(zt, T=1.0, normalize=False))
     assert raw - set_measures(fit_reference(logits=z, labels=y), logits=zt)["MDE"] == pytest.approx(np.log(120))
+
+
+def test_notebook_05s_settings_are_read_by_attribute_everywhere():
+    """MdeSettings is frozen and typed, not a mapping: a leftover ``p["name"]`` fails only on the path that reads it
+    (the MiniLM text models of the default profile, which the smoke profile does not train)."""
+    import ast
+    from pathlib import Path
+
+    import helpers.experiments.p5_mde as pkg
+
+    bad = []
+    for path in sorted(Path(pkg.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "p"
+                    and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+                bad.append(f"{path.name}:{node.lineno} p[{node.slice.value!r}]")
+    assert not bad, bad

@@ -387,7 +387,7 @@ def text_setup(p: MdeSettings | Mapping[str, Any]) -> Setup:
         big = name.startswith("minilm")
         t_tr = tr.iloc[: p.text_minilm_n_train if big else p.text_n_train]
         key = f"05_mde/imdb-{name}-seed{seed}-n{len(t_tr)}-e{epochs}-v{len(vocab)}-init-{_code()}"
-        ckpt = cache_dir() / "checkpoints" / (key + (f"-t{p['text_minilm_max_tokens']}" if big else ""))
+        ckpt = cache_dir() / "checkpoints" / (key + (f"-t{p.text_minilm_max_tokens}" if big else ""))
         settings = text_train_settings(name, epochs=epochs, seed=seed, checkpoint_dir=ckpt)
         return train_text_classifier(
             name, t_tr.text, t_tr.label, settings, vocab=vocab, cache_namespace=CACHE_NAMESPACE,
