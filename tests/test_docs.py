@@ -90,6 +90,7 @@ LAB_LOG = {
     "a work item": re.compile(r"\bItem \d+\b"),
     "a run id": re.compile(r"\b20\d{6}-\d{6}\b"),
     "a commit hash": re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,12}\b"),
+    "session narration": re.compile(r"\b(?:[Tt]his|[Tt]he previous|the same|that) session\b"),
 }
 _GENERATED = re.compile(r"<!-- (?:numbers|results):begin.*?<!-- (?:numbers|results):end -->", re.S)
 
@@ -127,7 +128,8 @@ def test_the_prose_is_documentation_not_a_lab_log():
 
 
 def test_the_lab_log_check_catches_each_kind():
-    text = "Fixed in #54 (run `20261126-031336`, code of e122db7); Item 4 follows.\n<!-- numbers:begin x -->\n#12\n<!-- numbers:end -->"
+    text = ("Fixed in #54 (run `20261126-031336`, code of e122db7); Item 4 follows.\nThis session's cold run.\n"
+            "<!-- numbers:begin x -->\n#12\n<!-- numbers:end -->")
     kinds = {line.split(":")[0] for line in lab_log_lines(text)}
-    assert kinds == {"an issue number", "a work item", "a run id", "a commit hash"}
+    assert kinds == {"an issue number", "a work item", "a run id", "a commit hash", "session narration"}
     assert lab_log_lines("CIFAR-10 at 1,017 images, τ 2.33, R² .824, 2026-11-26") == []

@@ -240,6 +240,10 @@ def publish_notebook(executed: Path, destination: Path, *, run_id: str, headline
         cell.get("metadata", {}).pop("execution", None)  # papermill's per-cell timestamps: noise in a diff
     if not n_outputs:
         raise HelpersError(f"{executed}: no outputs; publish an executed notebook")
+    papermill = nb.get("metadata", {}).get("papermill") or {}
+    for key in ("input_path", "output_path"):  # the running machine's paths: the notebook's name says enough
+        if papermill.get(key):
+            papermill[key] = Path(papermill[key]).name
     nb.setdefault("metadata", {}).setdefault("helpers", {})["published"] = {"run_id": run_id, "headline": headline}
     text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
     if len(text.encode("utf-8")) > MAX_NOTEBOOK_BYTES:
