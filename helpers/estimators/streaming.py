@@ -1,7 +1,8 @@
 """Estimates of sets that do not fit in memory: per-block statistics merged by a Dask reduction.
 
 Every estimator's ``estimate`` also takes a Dask array (or the path of a Zarr store holding one, read with
-``dask.array.from_zarr``) for ``logits=`` / ``probs=``; it then routes here.  Most estimators are functions of
+``dask.array.from_zarr``, or of a Parquet file or folder whose columns are the classes) for ``logits=`` /
+``probs=``; it then routes here.  Most estimators are functions of
 *column means* of per-example columns (the bootstrap's "column means" protocol, :mod:`helpers.estimators._common`):
 average confidence, DoC, MaxProb, ATC (0/1 hits), CBPE, average entropy and energy (means), the nuclear norm and
 SoftmaxCorr (the K(K+1)/2 entries of PᵀP), the confusion-matrix estimator (the mean softmax).  Each row block is
@@ -68,8 +69,9 @@ def as_dask_array(value: Any, name: str):
         path = Path(value)
         if not path.exists():
             raise InputValidationError(f"{name}: no store at {path}")
+        arr = _read_parquet(path, name) if _is_parquet(path) else None
         try:
-            arr = da.from_zarr(str(path))
+            arr = da.from_zarr(str(path)) if arr is None else arr
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise InputValidationError(f"{name}: reading {path} needs the zarr package ({e})") from e
     else:
@@ -79,6 +81,27 @@ def as_dask_array(value: Any, name: str):
     if arr.shape[0] == 0 or any(c == 0 for c in arr.chunks[0]):
         raise InputValidationError(f"{name}: the store holds an empty block or no rows (shape {arr.shape})")
     return arr.rechunk({1: -1}) if len(arr.chunks[1]) > 1 else arr
+
+
+def _is_parquet(path: Path) -> bool:
+    return path.suffix == ".parquet" or (path.is_dir() and any(path.glob("*.parquet")))
+
+
+def _read_parquet(path: Path, name: str):
+    """A Parquet file (or a folder of them) whose numeric columns are the classes, in column order: one block of
+    rows per row group / file (``dask.dataframe.read_parquet``), the block lengths read from its metadata."""
+    try:
+        import dask.dataframe as dd
+
+        frame = dd.read_parquet(str(path))
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise InputValidationError(f"{name}: reading {path} needs pyarrow ({e})") from e
+    import pandas as pd
+
+    if len(frame.columns) == 0 or not all(pd.api.types.is_numeric_dtype(t) for t in frame.dtypes):
+        raise InputValidationError(f"{name}: {path} must hold numeric columns only (one per class), got "
+                                   f"{dict(frame.dtypes.astype(str))}")  # fmt: skip
+    return frame.to_dask_array(lengths=True)
 
 
 @dataclass

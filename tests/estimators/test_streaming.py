@@ -105,3 +105,23 @@ def test_zarr_store_path(tmp_path):
     da.from_array(Z, chunks=(2500, K)).to_zarr(str(path))
     est = _fitted("cbpe")
     assert est.estimate(logits=str(path)).accuracy == pytest.approx(est.estimate(logits=Z).accuracy, rel=1e-9)
+
+
+def test_parquet_store_path(tmp_path):
+    pytest.importorskip("pyarrow")
+    import pandas as pd
+
+    folder = tmp_path / "logits_parquet"
+    folder.mkdir()
+    for i, (a, b) in enumerate([(0, 5000), (5000, 5001), (5001, N)]):  # three files, one of a single row
+        pd.DataFrame(Z[a:b], columns=[f"class_{k}" for k in range(K)]).to_parquet(folder / f"part{i}.parquet")
+    for name in ("cbpe", "maxprob"):
+        est = _fitted(name)
+        assert _value(est.estimate(logits=folder)) == pytest.approx(_value(est.estimate(logits=Z)), rel=1e-9)
+    single = tmp_path / "one.parquet"
+    pd.DataFrame(Z[:100]).rename(columns=str).to_parquet(single)
+    est = _fitted("average_confidence")
+    assert est.estimate(logits=single).accuracy == pytest.approx(est.estimate(logits=Z[:100]).accuracy, rel=1e-9)
+    pd.DataFrame({"a": ["x", "y"], "b": [1.0, 2.0]}).to_parquet(tmp_path / "text.parquet")
+    with pytest.raises(InputValidationError, match="numeric columns"):
+        est.estimate(logits=tmp_path / "text.parquet")
