@@ -28,7 +28,9 @@ run: install
 	$(PY) -m helpers run --profile $(PROFILE)
 
 test: install
-	$(PY) -m pytest $(PYTEST_ARGS)
+	@start=$$(date +%s); $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	$(PY) -c 'import sys; from helpers.publish.times import note_test_time; note_test_time(*sys.argv[1:])' \
+		$$(( $$(date +%s) - start )) $$rc; exit $$rc
 
 lint: install
 	$(VENV)/bin/ruff check helpers tests benchmarks notebooks

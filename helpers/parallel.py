@@ -40,8 +40,10 @@ re-run resumes from there.
 from __future__ import annotations
 
 import atexit
+import json
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Sequence
 from numbers import Integral
 from pathlib import Path
@@ -60,6 +62,8 @@ __all__ = [
     "map_units",
     "set_threads",
     "thread_cap",
+    "cpu_seconds",
+    "note_cpu",
 ]
 
 ENV_SCHEDULER = "HELPERS_SCHEDULER"
@@ -285,6 +289,31 @@ def _run_unit(fn: Callable[..., Any], item: Any, threads: int, env: dict[str, st
     return fn(item, *common)
 
 
+#: thread CPU seconds of this process's units that ran on workers (the run-times table's CPU column)
+_UNIT_CPU_S = 0.0
+
+
+def cpu_seconds() -> dict[str, float]:
+    """CPU seconds so far of this process (every thread, units run in-process included) and of its units that ran
+    on workers (each unit's thread CPU time there)."""
+    return {"process_cpu_s": time.process_time(), "unit_cpu_s": _UNIT_CPU_S}
+
+
+def note_cpu() -> None:
+    """Write :func:`cpu_seconds` to ``$HELPERS_RESULTS/<notebook>.cpu.json`` under the runner (else nothing): the
+    runner adds it to the notebook's row of the run times."""
+    folder, notebook = os.environ.get("HELPERS_RESULTS"), os.environ.get("HELPERS_NOTEBOOK")
+    if folder and notebook and Path(folder).is_dir():
+        (Path(folder) / f"{notebook}.cpu.json").write_text(json.dumps(cpu_seconds()), encoding="utf-8")
+
+
+def _timed_unit(*args: Any) -> tuple[Any, float]:
+    """:func:`_run_unit` and the CPU seconds of the worker thread that ran it."""
+    start = time.thread_time()
+    out = _run_unit(*args)
+    return out, time.thread_time() - start
+
+
 def _submit(client: Any, key: str, args: tuple, priority: int) -> Any:
     """``_run_unit(*args)`` as a future, held in the scheduler's queue until a worker thread is free.
 
@@ -294,7 +323,7 @@ def _submit(client: Any, key: str, args: tuple, priority: int) -> Any:
     "root-ish", so the scheduler queues it and, with ``worker-saturation`` 1.0 (:func:`start`; set it on a cluster of
     your own too), gives each free thread the highest-priority unit of every notebook's.
     """
-    return client.get(queued_task_graph(key, _run_unit, *args), key, sync=False, priority=priority)
+    return client.get(queued_task_graph(key, _timed_unit, *args), key, sync=False, priority=priority)
 
 
 #: The Dask release :func:`queued_task_graph` was checked against (``tests/test_parallel.py`` re-checks the installed one).
@@ -390,6 +419,7 @@ def map_units(
                 out.append(fn(item, *extra))
             except Exception as exc:
                 raise UnitError(f"unit {name!r} of {where} failed: {type(exc).__name__}: {exc}") from exc
+        note_cpu()
         return out
     from distributed import as_completed
 
@@ -428,7 +458,11 @@ def map_units(
         for f in futures:
             if f is not None and not f.done():
                 f.cancel()
-    return [f.result() for f in futures]
+    global _UNIT_CPU_S
+    timed = [f.result() for f in futures]
+    _UNIT_CPU_S += sum(cpu for _, cpu in timed)
+    note_cpu()
+    return [out for out, _ in timed]
 
 
 def _check_after(after: Sequence[Sequence[int]] | None, n: int) -> list[list[int]]:

@@ -164,3 +164,45 @@ def test_compare_runs_counts_moved_metrics_and_flipped_verdicts():
     assert out.loc["01", "claims"] == 1 and out.loc["01", "verdicts_flipped"] == 1
     assert out.loc["01", "flipped"] == "claim (pass -> fail)"
     assert out.loc["02", "metrics"] == 1 and out.loc["02", "moved"] == 0  # run times (unit s) are left out
+
+
+def test_the_run_times_block_shows_side_by_side_cpu_the_whole_run_calibration_smoke_and_tests(tmp_path):
+    import pandas as pd
+
+    from helpers.publish.times import TIMES_BEGIN, TIMES_END, splice_times
+
+    times = pd.DataFrame({
+        "notebook": ["01_a", "02_b", "(whole run)"], "status": ["ok", "ok", "ok"], "wall_s": [600.0, 120.0, 660.0],
+        "cpu_s": [540.0, None, 700.0], "finished_at": ["t1", "t2", "t3"], "load_avg": [2.5, 2.0, 2.2],
+    })  # fmt: skip
+    page = tmp_path / "running.md"
+    page.write_text(f"# Run\n\n{TIMES_BEGIN}\nold\n{TIMES_END}\n\nafter\n", encoding="utf-8")
+    calibration = {"total_s": 0.38, "machine": "x86_64", "cpus": 2, "load_1min": 0.1}
+    reference = {"smoke": {"wall_s": 90.0, "load_avg_mean": 1.2, "finished_at": "s"},
+                 "tests": {"wall_s": 800.0, "load_1min": 1.9, "finished_at": "u"}}  # fmt: skip
+    assert splice_times(page, times, calibration, reference)
+    text = page.read_text(encoding="utf-8")
+    assert "old" not in text and text.endswith("after\n")
+    assert "| `01_a` | 10.0 min | 9.0 min | 2.5 |" in text and "| `02_b` | 2.0 min |  | 2 |" in text
+    assert "**11.0 min wall clock**, 11.7 min of CPU" in text and "0.38 s" in text
+    assert "smoke profile" in text and "1.5 min" in text and "`make test`" in text and "13.3 min" in text
+    assert not splice_times(page, times, calibration, reference)  # unchanged the second time
+    (tmp_path / "none.md").write_text("no markers\n", encoding="utf-8")
+    assert not splice_times(tmp_path / "none.md", times, None, None)
+
+
+def test_a_notebook_s_cpu_note_is_written_under_the_runner_and_read_once(tmp_path, monkeypatch):
+    from helpers.parallel import cpu_seconds, note_cpu
+    from helpers.run.runner import _read_cpu_note
+
+    monkeypatch.delenv("HELPERS_RESULTS", raising=False)
+    note_cpu()  # outside the runner: nothing written
+    assert not list(tmp_path.iterdir())
+    monkeypatch.setenv("HELPERS_RESULTS", str(tmp_path))
+    monkeypatch.setenv("HELPERS_NOTEBOOK", "07_x")
+    sum(i * i for i in range(200_000))
+    note_cpu()
+    seconds = cpu_seconds()
+    cpu = _read_cpu_note(tmp_path / "07_x.cpu.json")
+    assert 0 < cpu <= seconds["process_cpu_s"] + seconds["unit_cpu_s"] + 0.1
+    assert not (tmp_path / "07_x.cpu.json").exists() and _read_cpu_note(tmp_path / "07_x.cpu.json") is None

@@ -124,13 +124,16 @@ def paper_rows(frame: pd.DataFrame, claims: pd.DataFrame, times: pd.DataFrame) -
             headline = (f"{what}: {_fmt(head['value'])}" + (f" ({_fmt(head['paper'])})" if _fmt(head["paper"]) else "")
                         + (f", claim {verdict.iloc[0]}" if len(verdict) else ""))  # fmt: skip
         wall = times.loc[times["notebook"] == stem, "wall_s"]
+        cpu = pd.to_numeric(times.loc[times["notebook"] == stem].get("cpu_s", pd.Series(dtype=float)), errors="coerce")
         links = [f"[notebook](docs/notebooks/{stem}.ipynb)"]
         if report:
             links.insert(0, f"[report](docs/reproductions/{report})")
         rows.append({
             "notebook": f"`{stem}`", "reproduces": paper, "claims: holds / fails / undecided": _counts(mine),
             "headline: ours (paper)": headline,
-            "wall time": f"{float(wall.iloc[0]) / 60:.1f} min" if len(wall) and pd.notna(wall.iloc[0]) else "",
+            "time side by side (CPU)": (f"{float(wall.iloc[0]) / 60:.1f} min" if len(wall) and pd.notna(wall.iloc[0])
+                                        else "") + (f" ({float(cpu.iloc[0]) / 60:.1f})" if len(cpu) and pd.notna(cpu.iloc[0])
+                                                    else ""),
             "details": " · ".join(links),
         })  # fmt: skip
     return pd.DataFrame(rows)

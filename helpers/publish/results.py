@@ -111,6 +111,9 @@ def record(
     path = results_dir() / f"{nb}.jsonl"
     with open(path, "a", encoding="utf-8") as fh:  # one line per call: an interrupted run loses nothing
         fh.write(json.dumps(entry, sort_keys=True) + "\n")
+    from helpers.parallel import note_cpu
+
+    note_cpu()  # the notebook's CPU seconds so far, for the run times (under the runner only)
     return entry
 
 

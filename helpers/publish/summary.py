@@ -73,7 +73,7 @@ def run_times(profile: str = "default", *, directory: str | Path | None = None) 
     """
     path = Path(directory) if directory is not None else (latest_run_dir(profile) or runs_dir() / profile)
     status_file = path / "run_status.json"
-    columns = ["notebook", "status", "wall_s", "finished_at", "load_avg"]
+    columns = ["notebook", "status", "wall_s", "cpu_s", "started_at", "finished_at", "load_avg"]
     if not status_file.exists():
         return pd.DataFrame(columns=columns)
     status = json.loads(status_file.read_text(encoding="utf-8"))
@@ -82,6 +82,7 @@ def run_times(profile: str = "default", *, directory: str | Path | None = None) 
     whole = status.get("_run")
     if whole and whole.get("wall_s") is not None:
         row = {"notebook": WHOLE_RUN, "status": whole.get("status"), "wall_s": whole.get("wall_s"),
+               "cpu_s": whole.get("cpu_s"), "started_at": whole.get("started_at"),
                "finished_at": whole.get("finished_at"), "load_avg": whole.get("load_avg_mean")}  # fmt: skip
         out = pd.concat([out, pd.DataFrame([row], columns=columns)], ignore_index=True)
     return out
@@ -92,8 +93,10 @@ def _times_markdown(times: pd.DataFrame) -> str:
         return "No run status recorded for this profile.\n"
     df = times.copy()
     df["wall time"] = df["wall_s"].map(lambda s: f"{s / 60:.1f} min ({s:.0f} s)" if pd.notna(s) else "")
+    cpu = pd.to_numeric(df.get("cpu_s", pd.Series(pd.NA, index=df.index)), errors="coerce")
+    df["CPU time"] = cpu.map(lambda s: f"{s / 60:.1f} min" if pd.notna(s) else "")
     df["load avg"] = pd.to_numeric(df["load_avg"], errors="coerce")
-    table = to_markdown(df[["notebook", "status", "wall time", "load avg", "finished_at"]], digits=3)
+    table = to_markdown(df[["notebook", "status", "wall time", "CPU time", "load avg", "finished_at"]], digits=3)
     whole = df[df["notebook"] == WHOLE_RUN]
     df = df[df["notebook"] != WHOLE_RUN]
     ok = df["status"].isin(["ok", "skipped"])
@@ -256,8 +259,11 @@ def load_summary(figures: str | Path | None = None, *, stem: str = "summary") ->
         frame[col] = frame[col].astype(object).where(frame[col].notna(), "").astype(str)
     times_path = out / f"{stem.replace('summary', 'run_times', 1)}.csv"
     times = pd.read_csv(times_path) if times_path.exists() else pd.DataFrame(
-        columns=["notebook", "status", "wall_s", "finished_at", "load_avg"]
+        columns=["notebook", "status", "wall_s", "cpu_s", "started_at", "finished_at", "load_avg"]
     )
+    for col in ("cpu_s", "started_at"):  # run times published before these were recorded
+        if col not in times:
+            times[col] = pd.NA
     times["finished_at"] = times["finished_at"].astype(object).where(times["finished_at"].notna(), "").astype(str)
     return frame, times
 

@@ -72,6 +72,7 @@ class NotebookRun:
     code_sha256: str = ""  # the helpers package's source (see inputs_fingerprint)
     data_sha256: str = ""  # the data folder's files (see inputs_fingerprint)
     started_at: str = ""  # UTC, ISO 8601
+    cpu_s: float | None = None  # CPU seconds of its kernel and of its units on the workers (helpers.parallel.note_cpu)
 
 
 #: the notebook being executed right now (for the one-line message on Ctrl-C)
@@ -200,9 +201,39 @@ def run_notebook(
         run.finished_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         run.load_avg = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
         CURRENT.clear()
+        run.cpu_s = _read_cpu_note(staging / f"{notebook.stem}.cpu.json")
         _settle_records(staging / f"{notebook.stem}.jsonl", results, ok=run.status == "ok")
         _settle_claims(staging / "claims", notebook.stem, results, ok=run.status == "ok")
     return run
+
+
+def _read_cpu_note(path: Path) -> float | None:
+    """The kernel's last CPU note (its own seconds plus its units' on the workers), removed once read."""
+    try:
+        note = json.loads(path.read_text(encoding="utf-8"))
+        path.unlink()
+        return round(float(note["process_cpu_s"]) + float(note["unit_cpu_s"]), 1)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def cpu_total() -> float | None:
+    """CPU seconds of this process and its descendants (finished ones that were waited for, and running ones such
+    as a local cluster's workers); None without psutil."""
+    try:
+        import psutil
+    except ImportError:
+        return None
+    me = psutil.Process()
+    t = me.cpu_times()
+    total = t.user + t.system + t.children_user + t.children_system
+    for child in me.children(recursive=True):
+        try:
+            c = child.cpu_times()
+            total += c.user + c.system
+        except psutil.Error:
+            pass
+    return total
 
 
 def kernel_environment(
@@ -487,7 +518,7 @@ def _run_on(ex, todo, graph, settings, status_path, *, meta, echo) -> dict[str, 
     runs: dict[str, NotebookRun] = {}
     info = {**ex.describe(), "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "notebooks": [nb.stem for nb, _ in todo], "load_avg_samples": [], **meta}  # fmt: skip
-    t_start = time.perf_counter()
+    t_start, cpu_start = time.perf_counter(), cpu_total()
 
     def note_load() -> None:
         if hasattr(os, "getloadavg"):
@@ -519,6 +550,8 @@ def _run_on(ex, todo, graph, settings, status_path, *, meta, echo) -> dict[str, 
             _run_side_by_side(ex, todo, graph, settings, executor_env, params_of, finished, note_load, echo=echo)
     finally:
         info["wall_s"] = round(time.perf_counter() - t_start, 1)
+        cpu_end = cpu_total()  # this machine's processes: a remote cluster's workers are not counted
+        info["cpu_s"] = round(cpu_end - cpu_start, 1) if cpu_end is not None and cpu_start is not None else None
         info["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
         samples = info["load_avg_samples"]
         info["load_avg_mean"] = round(sum(samples) / len(samples), 2) if samples else None
