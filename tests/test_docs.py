@@ -133,3 +133,65 @@ def test_the_lab_log_check_catches_each_kind():
     kinds = {line.split(":")[0] for line in lab_log_lines(text)}
     assert kinds == {"an issue number", "a work item", "a run id", "a commit hash", "session narration"}
     assert lab_log_lines("CIFAR-10 at 1,017 images, τ 2.33, R² .824, 2026-11-26") == []
+
+
+def _markdown_cells(path) -> str:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
+def test_numbers_in_the_prose_come_from_the_records():
+    """Results in the README, docs/ and the notebooks' markdown are quoted or included from the records, never typed."""
+    from helpers.publish.quotes import prose_files, unquoted_numbers
+
+    found = {p.relative_to(REPO_ROOT).as_posix(): unquoted_numbers(p.read_text(encoding="utf-8"))
+             for p in prose_files(REPO_ROOT)}  # fmt: skip
+    found |= {p.name: unquoted_numbers(_markdown_cells(p)) for p in sorted((REPO_ROOT / "notebooks").glob("*.ipynb"))}
+    found = {k: v for k, v in found.items() if v}
+    assert not found, found
+
+
+def test_the_number_scan_tells_a_typed_result_from_settings_paper_numbers_and_quotes():
+    from helpers.publish.quotes import unquoted_numbers
+
+    typed = "Here MDE reaches R² 0.830 on the 95 sets. Coverage was 89 % at load 2.6."
+    assert [n for n, _ in unquoted_numbers(typed)] == ["0.830", "89 %", "2.6"]
+    allowed = (
+        "The paper reports R² 0.964 (Table 1). We train with lr = 3e-3 and N = 20 at nominal 90 %, a 95 % interval.\n\n"
+        "MDE's R² here is <!-- q 05_mde r2 backbone=resnet20 -->0.830<!-- /q -->; `alpha=0.5` is a setting.\n\n"
+        "<!-- table:begin 05_mde_sets -->\n| a | 0.5 |\n<!-- table:end -->\n\n"
+        "<!-- numbers:begin 05_mde -->\n0.71\n<!-- numbers:end -->\nSee [the note](x/1.5.md), §6.1, levels .50–.95."
+    )
+    assert unquoted_numbers(allowed) == []
+
+
+def test_quotes_and_included_tables_are_current():
+    """Each quote and each included table in the prose equals what `helpers publish` writes from figures/."""
+    import pandas as pd
+
+    from helpers.publish.quotes import prose_files, refresh_quotes
+
+    frame = pd.read_csv(REPO_ROOT / "figures" / "summary.csv")
+    stale = [p.relative_to(REPO_ROOT).as_posix() for p in prose_files(REPO_ROOT)
+             if refresh_quotes(text := p.read_text(encoding="utf-8"), frame, REPO_ROOT / "figures") != text]  # fmt: skip
+    assert not stale, f"run `python -m helpers publish` (or refresh the quotes): {stale}"
+
+
+def test_a_quote_reads_one_row_and_says_when_it_cannot(tmp_path):
+    import pandas as pd
+
+    from helpers.errors import HelpersError
+    from helpers.publish.quotes import refresh_quotes
+
+    frame = pd.DataFrame({"notebook": ["05_mde", "05_mde"], "name": ["r2", "r2"], "value": [0.8295, 0.9],
+                          "labels": ["backbone=resnet20;split=fit", "backbone=resnet32;split=fit"]})  # fmt: skip
+    (tmp_path / "t.md").write_text("# T\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\ntext\n\n| c |\n|---|\n| 3 |\n")
+    text = ("R² <!-- q 05_mde r2 backbone=resnet20 -->?<!-- /q -->, <!-- q 05_mde r2 backbone=resnet32 pct -->?<!-- /q -->"
+            "\n<!-- table:begin t#2 -->\nold\n<!-- table:end -->")  # fmt: skip
+    out = refresh_quotes(text, frame, tmp_path)
+    assert "-->0.83<!-- /q -->" in out and "-->90.0 %<!-- /q -->" in out
+    assert "| c |\n|---|\n| 3 |" in out and "| a | b |" not in out and "old" not in out
+    with pytest.raises(HelpersError, match="2 rows"):
+        refresh_quotes("<!-- q 05_mde r2 -->?<!-- /q -->", frame, tmp_path)
+    with pytest.raises(HelpersError, match="does not exist"):
+        refresh_quotes("<!-- table:begin nope -->\n<!-- table:end -->", frame, tmp_path)

@@ -9,6 +9,7 @@ section.  A notebook whose latest run failed is refused: its records are stale.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterable
@@ -124,13 +125,33 @@ def publish(
     t.sort_values("notebook").to_csv(times_csv, index=False)
     if (run / "calibration.json").exists() and WHOLE_RUN in replaced:  # the machine the published times are from
         shutil.copy2(run / "calibration.json", dest / "calibration.json")
+    if WHOLE_RUN in replaced:  # this machine's last smoke run and make test, beside the run's times
+        from helpers.publish.times import reference_times
+
+        (dest / "reference_times.json").write_text(json.dumps(reference_times(), indent=1), encoding="utf-8")
     for nb in chosen:
         for f in sorted(src_figs.glob(f"{nb}_*")):
             shutil.copy2(f, dest / f.name)
     frame_pub, times_pub, claims_pub = render_published(dest, profile=profile, readme=readme)
     if docs is not None:
         _publish_docs(Path(docs), run, chosen, frame_pub, times_pub, claims_pub)
+        refresh_prose(Path(docs).parent, frame_pub, times_pub, dest)
     return chosen
+
+
+def refresh_prose(root: Path, frame: pd.DataFrame, times: pd.DataFrame, figures: Path) -> list[Path]:
+    """The quotes and included tables of the README and ``docs/`` (:mod:`helpers.publish.quotes`) and the run-times
+    block of ``docs/running.md`` (:mod:`helpers.publish.times`), from the published tables in ``figures``."""
+    from helpers.publish.quotes import prose_files, refresh_file
+    from helpers.publish.times import splice_times
+
+    changed = [p for p in prose_files(root) if p.exists() and refresh_file(p, frame, figures)]
+    calibration, reference = (json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
+                              for p in (figures / "calibration.json", figures / "reference_times.json"))  # fmt: skip
+    running = root / "docs" / "running.md"
+    if running.exists() and splice_times(running, times, calibration, reference):
+        changed.append(running)
+    return changed
 
 
 def render_published(dest: Path, *, profile: str = "default", readme: str | os.PathLike[str] | None = None,
@@ -159,6 +180,7 @@ def render_published(dest: Path, *, profile: str = "default", readme: str | os.P
         update_readme(readme, section)
     if reports is not None:
         splice_reports(frame_pub, claims_pub, paper_comparison(frame_pub), times_pub, folder=Path(reports))
+        refresh_prose(Path(reports).parent.parent, frame_pub, times_pub, dest)
     return frame_pub, times_pub, claims_pub
 
 

@@ -1,0 +1,158 @@
+"""Numbers in prose that come from the records: inline quotes, included tables, and the check that finds the rest.
+
+A report explains; its results come from the published run.  Two markers let prose show them without typing them:
+
+* ``<!-- q NOTEBOOK METRIC [key=value,...] [fmt] -->0.824<!-- /q -->`` -- one value of ``figures/summary.csv``
+  (the row of ``NOTEBOOK`` named ``METRIC`` whose labels contain every ``key=value``), written between the markers
+  by :func:`refresh_quotes` with the format ``fmt`` (a Python format spec, default ``.3g``; ``pct`` gives ``82.4 %``
+  from a fraction).  Markdown viewers hide the comments and show the number.
+* ``<!-- table:begin NAME -->`` ... ``<!-- table:end -->`` -- the committed table ``figures/NAME.md`` included
+  verbatim (a notebook or a benchmark script writes it; ``helpers publish`` copies a run's); ``NAME#2`` includes
+  the file's second markdown table only.
+
+:func:`unquoted_numbers` finds what is left: numbers in prose outside those markers, the generated blocks, code and
+links that are not settings (``N = 20``), section references (``§6.1``), dates or the paper's own numbers (a sentence
+or table row that names the paper).  ``tests/test_docs.py`` runs it over the README, ``docs/`` and the notebooks'
+markdown.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from helpers.errors import HelpersError
+from helpers.paths import REPO_ROOT
+
+__all__ = ["QUOTE", "TABLE", "ADVICE", "quote_value", "which_estimator", "refresh_quotes", "refresh_file",
+           "unquoted_numbers", "prose_files"]
+
+QUOTE = re.compile(r"<!-- q (\S+) (\S+)((?: [^ >]+)*) -->(.*?)<!-- /q -->", re.S)
+TABLE = re.compile(r"<!-- table:begin (\S+) -->(.*?)<!-- table:end -->", re.S)
+ADVICE = re.compile(r"<!-- advice:begin -->.*?<!-- advice:end -->", re.S)
+_GENERATED = re.compile(r"<!-- (numbers|results|times|advice):begin.*?<!-- \1:end -->", re.S)
+_FENCE = re.compile(r"```.*?```", re.S)
+_CODE = re.compile(r"`[^`\n]*`")
+_LINK = re.compile(r"\]\([^)]*\)|https?://\S+|<!--.*?-->|<[^>\n]+>", re.S)
+#: a result-like number: a decimal (0.82, .82, 1,017.5) or a percentage (82 %, 82%)
+_NUMBER = re.compile(r"(?<![\w.\-/:])[-+−]?(?:\d[\d,]*\.\d+|\.\d+|\d+(?:\.\d+)?\s?%)(?![\w.]*\w)")
+_SENTENCE = re.compile(r"(?<=[.;:!?])\s+(?=[A-Z(*])")
+#: a sentence or table row that quotes the paper (its numbers are the paper's, not ours)
+_PAPER = re.compile(r"paper|report(s|ed)\b|authors|\bTable \d|\bFig(ure|\.) \d|Appendix", re.I)
+#: what may stand right before a number that is a setting or a reference, not a result
+_SETTING = re.compile(r"(?:[=≤≥<>×~⌈+]|§|Sec\.|Eq\.|\bv|ε|α|η|τ|\blr|\bp|below|above|least|most|nominal|levels?|version|Python|numpy)\s*$")
+#: what may follow a number that is a setting: a confidence level ("95 % interval")
+_LEVEL = re.compile(r"^\s*(?:interval|Clopper|confidence|CI\b|bootstrap|percentile|level)")
+
+
+def quote_value(frame: pd.DataFrame, notebook: str, metric: str, labels: str = "") -> float:
+    """The value of ``metric`` of ``notebook`` in a summary frame whose labels contain every ``key=value`` of
+    ``labels`` (comma-separated); a clear error when none or several rows match."""
+    rows = frame[(frame["notebook"] == notebook) & (frame["name"] == metric)]
+    for pair in filter(None, labels.split(",")):
+        rows = rows[rows["labels"].fillna("").astype(str).str.split(";").map(lambda ls, p=pair: p in ls)]
+    if len(rows) != 1:
+        raise HelpersError(f"quote {notebook} {metric} {labels!r}: {len(rows)} rows of the summary match (need 1)")
+    return float(rows["value"].iloc[0])
+
+
+def _format(value: float, spec: str) -> str:
+    if spec == "pct":
+        return f"{100 * value:.1f} %"
+    return format(value, spec)
+
+
+def which_estimator(figures: Path) -> str:
+    """The "which estimator" paragraph from the benchmark's published ranks (``06_benchmark_set_ranks.csv``: mean
+    normalised set rank, 0 = best on every shared set) and its best method per family."""
+    ranks_csv, best_csv = Path(figures) / "06_benchmark_set_ranks.csv", Path(figures) / "06_benchmark_best_per_family.csv"
+    if not (ranks_csv.exists() and best_csv.exists()):
+        return "(the benchmark has not been published yet)"
+    ranks = pd.read_csv(ranks_csv).set_index("method")["overall"].dropna().sort_values()
+    best = pd.read_csv(best_csv)
+    wins = best["best"].value_counts()
+    from helpers.benchmark import ACCURACY_METHODS, SCORE_METHODS
+
+    reference_only = [m for m in ranks.index if m in ACCURACY_METHODS and m != "agreement"]
+    with_sets = [m for m in ranks.index if m in SCORE_METHODS]
+    per_family = "; ".join(f"{r.family}: `{r.best}` ({100 * r.best_mae:.1f} pp)" for r in best.itertuples())
+    return (
+        f"Across the benchmark's families (notebook 06), the best mean set rank is `{ranks.index[0]}`'s "
+        f"({ranks.iloc[0]:.2f}; 0 = best on every set it shares with the others). Among the methods that need only "
+        f"logits and a labelled reference, " + ", ".join(f"`{m}` ({ranks[m]:.2f})" for m in reference_only[:3])
+        + " rank best; among the scores read off a line fitted on labelled shifted sets, "
+        + ", ".join(f"`{m}` ({ranks[m]:.2f})" for m in with_sets[:3]) + f". `{wins.index[0]}` has the lowest MAE on "
+        f"{int(wins.iloc[0])} of {len(best)} families. The lowest MAE per family: {per_family}. So: with labelled "
+        "shifted sets of your own, stack; with a labelled reference only, start from the best-ranked methods that "
+        "need no more, and under label shift alone prefer the methods that calibrate on the reference. Check on "
+        "a shift like yours before trusting any of them (their errors differ by family)."
+    )
+
+
+def refresh_quotes(text: str, frame: pd.DataFrame, figures: Path) -> str:
+    """``text`` with every quote written from ``frame`` and every included table from ``figures``."""
+
+    def one_quote(m: re.Match) -> str:
+        notebook, metric, rest = m.group(1), m.group(2), m.group(3).split()
+        labels = next((r for r in rest if "=" in r), "")
+        spec = next((r for r in rest if "=" not in r), ".3g")
+        value = _format(quote_value(frame, notebook, metric, labels), spec)
+        return f"<!-- q {notebook} {metric}{m.group(3)} -->{value}<!-- /q -->"
+
+    def one_table(m: re.Match) -> str:
+        name, _, part = m.group(1).partition("#")
+        path = Path(figures) / f"{name}.md"
+        if not path.exists():
+            raise HelpersError(f"table {m.group(1)}: {path} does not exist")
+        body = path.read_text(encoding="utf-8").strip()
+        if part:  # the part-th markdown table of the file (1 = the first)
+            tables = re.findall(r"(?:^\|.*\n?)+", body, flags=re.M)
+            if not part.isdigit() or not 1 <= int(part) <= len(tables):
+                raise HelpersError(f"table {m.group(1)}: {path} has {len(tables)} tables")
+            body = tables[int(part) - 1].strip()
+        return f"<!-- table:begin {m.group(1)} -->\n\n{body}\n\n<!-- table:end -->"
+
+    text = TABLE.sub(one_table, QUOTE.sub(one_quote, text))
+    if ADVICE.search(text):
+        advice = f"<!-- advice:begin -->\n{which_estimator(figures)}\n<!-- advice:end -->"
+        text = ADVICE.sub(lambda _: advice, text)
+    return text
+
+
+def refresh_file(path: Path, frame: pd.DataFrame, figures: Path) -> bool:
+    """Refresh the quotes and tables of one markdown file in place; True when it changed."""
+    text = Path(path).read_text(encoding="utf-8")
+    new = refresh_quotes(text, frame, figures)
+    if new != text:
+        Path(path).write_text(new, encoding="utf-8")
+    return new != text
+
+
+def unquoted_numbers(text: str) -> list[tuple[str, str]]:
+    """``(number, sentence)`` for each result-like number of markdown ``text`` that no marker, code span, link,
+    setting, date or paper reference accounts for."""
+    for pattern in (QUOTE, TABLE, _GENERATED, _FENCE, _CODE, _LINK):
+        text = pattern.sub(" ", text)
+    found = []
+    for para in re.split(r"\n\s*\n", text):
+        rows = para.split("\n") if para.lstrip().startswith("|") else _SENTENCE.split(para.replace("\n", " "))
+        for row in rows:
+            if _PAPER.search(row):
+                continue
+            allowed_until = -1  # the end of the last number that was a setting (a range "A–B" continues it)
+            for m in _NUMBER.finditer(row):
+                before = row[max(0, m.start() - 8) : m.start()]
+                continues = allowed_until >= 0 and re.fullmatch(r"\s*(?:[–-]|to|and)\s*", row[allowed_until : m.start()])
+                if continues or _SETTING.search(before) or _LEVEL.match(row[m.end() :]):
+                    allowed_until = m.end()
+                else:
+                    allowed_until = -1
+                    found.append((m.group(), row.strip()[:160]))
+    return found
+
+
+def prose_files(root: Path = REPO_ROOT) -> list[Path]:
+    """The README and every markdown file under ``docs/`` (the published notebooks' folder aside)."""
+    return [root / "README.md", *sorted(p for p in (root / "docs").rglob("*.md") if "notebooks" not in p.parts)]
