@@ -260,3 +260,31 @@ def test_set_families_give_each_target_set_its_family():
         ShiftTask(name="hand", family="fam", reference=base.reference, targets=base.targets, set_families={"c": "x"})
     with pytest.raises(InputValidationError, match="non-empty family names"):
         ShiftTask(name="hand", family="fam", reference=base.reference, targets=base.targets, set_families={"a": ""})
+
+
+def test_newer_vs_established_compares_on_the_newer_methods_own_sets():
+    from helpers.benchmark.report import newer_vs_established
+
+    def rows(method, family, errors):
+        est = {f"s{i}": {"estimate": 0.5 + e, "true_accuracy": 0.5} for i, e in enumerate(errors) if e is not None}
+        return external_rows(task=family, family=family, method=method, kind="accuracy", estimates=est)
+
+    res = BenchmarkResult(pd.DataFrame(columns=COLUMNS)).add_rows(
+        [
+            rows("new", "a", [0.01, None]),  # new ran on s0 only
+            rows("old1", "a", [0.05, 0.0]),  # old1: 5 pp on s0 (0 on s1 must not count)
+            rows("old2", "a", [0.02, 0.4]),  # old2: 2 pp on s0 -> best established there
+            rows("new", "b", [0.3]),
+            rows("old1", "b", [0.1]),
+            rows("stacked", "b", [0.0]),  # excluded from the established set
+        ]
+    )
+    t = newer_vs_established(res, ["new", "absent"], exclude=["stacked"]).set_index("family")
+    assert list(t.index) == ["a", "b", "overall"]
+    assert t.loc["a", "best_established"] == "old2" and t.loc["a", "n_sets"] == 1
+    assert t.loc["a", "mae_pp"] == pytest.approx(1.0) and t.loc["a", "gap_pp"] == pytest.approx(-1.0)
+    assert bool(t.loc["a", "newer_wins"]) and not bool(t.loc["b", "newer_wins"])
+    assert t.loc["b", "best_established"] == "old1" and t.loc["b", "gap_pp"] == pytest.approx(20.0)
+    # overall: new on a/s0 and b/s0, (1 + 30) / 2 pp; only old1 ran on both: (5 + 10) / 2 pp
+    assert t.loc["overall", "best_established"] == "old1"
+    assert t.loc["overall", "mae_pp"] == pytest.approx(15.5) and t.loc["overall", "best_established_mae_pp"] == pytest.approx(7.5)

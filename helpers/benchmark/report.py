@@ -7,7 +7,9 @@ import pandas as pd
 
 from helpers.benchmark.engine import BenchmarkResult
 
-__all__ = ["estimates_plot", "mae_heatmap", "coverage_width_plot", "seconds_plot", "best_per_family"]
+__all__ = [
+    "estimates_plot", "mae_heatmap", "coverage_width_plot", "seconds_plot", "best_per_family", "newer_vs_established",
+]
 
 
 def estimates_plot(result: BenchmarkResult, *, methods=None, ax=None):
@@ -101,3 +103,38 @@ def best_per_family(result: BenchmarkResult) -> pd.DataFrame:
                      "second_mae": s.iloc[1] if len(s) > 1 else np.nan, "n_methods": len(s),
                      "best_n_sets": int(n_sets.get((fam, s.index[0]), 0))})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def newer_vs_established(result: BenchmarkResult, newer, *, exclude=()) -> pd.DataFrame:
+    """Each newer method against the best established one, per family, on the same target sets.
+
+    For family f and newer method m, the sets are those of f where m gave an estimate; the established methods are
+    every other method of the run except ``newer`` and ``exclude`` (e.g. stacked estimators) that gave an estimate
+    on all of them, and the best is the one with the lowest MAE there (chosen on the same sets, which favours it).
+
+    Returns
+    -------
+    DataFrame
+        One row per (family, method): ``n_sets``, ``mae_pp`` (MAE of m, percent points), ``best_established``,
+        ``best_established_mae_pp``, ``gap_pp`` (m's MAE minus the best established one's; negative = m is better)
+        and ``newer_wins``; families in the run's order, an ``overall`` row per method over all its sets.
+    """
+    newer = [m for m in newer if m in set(result.rows["method"])]
+    rows = result.rows.dropna(subset=["abs_error"])
+    err = rows.pivot_table(index=["family", "task", "set"], columns="method", values="abs_error")
+    established = [m for m in err.columns if m not in newer and m not in set(exclude)]
+    out = []
+    for m in newer:
+        groups = [(fam, part) for fam, part in err.groupby(level="family", sort=False)] + [("overall", err)]
+        for fam, part in groups:
+            part = part[part[m].notna()]
+            base = part[established].dropna(axis=1, how="any") if len(part) else part
+            if part.empty or base.empty:
+                continue
+            means = base.mean()
+            best = means.idxmin()
+            mae, best_mae = 100 * part[m].mean(), 100 * means[best]
+            out.append({"family": fam, "method": m, "n_sets": len(part), "mae_pp": mae, "best_established": best,
+                        "best_established_mae_pp": best_mae, "gap_pp": mae - best_mae,
+                        "newer_wins": bool(mae < best_mae)})  # fmt: skip
+    return pd.DataFrame(out)
