@@ -125,7 +125,7 @@ def publish(
     t.sort_values("notebook").to_csv(times_csv, index=False)
     if (run / "calibration.json").exists() and WHOLE_RUN in replaced:  # the machine the published times are from
         shutil.copy2(run / "calibration.json", dest / "calibration.json")
-    if WHOLE_RUN in replaced:  # this machine's last smoke run and make test, beside the run's times
+    if only is None:  # this machine's last smoke run and make test, beside the run's times
         from helpers.publish.times import reference_times
 
         (dest / "reference_times.json").write_text(json.dumps(reference_times(), indent=1), encoding="utf-8")
