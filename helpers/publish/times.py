@@ -17,12 +17,13 @@ import pandas as pd
 
 from helpers.errors import HelpersError
 from helpers.paths import latest_run_dir, runs_dir
+from helpers.publish.summary import WHOLE_RUN
 from helpers.tables import to_markdown
 
 __all__ = ["TIMES_BEGIN", "TIMES_END", "note_test_time", "reference_times", "render_times", "splice_times"]
 
 TIMES_BEGIN, TIMES_END = "<!-- times:begin -->", "<!-- times:end -->"
-WHOLE_RUN = "(whole run)"
+
 TEST_TIME_FILE = "test_time.json"
 
 
