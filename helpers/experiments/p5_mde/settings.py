@@ -7,20 +7,20 @@ Values are kept as given (lists stay lists): the setups' cache keys are made fro
 
 from __future__ import annotations
 
-import dataclasses
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from helpers.errors import InputValidationError
+from helpers.run.settings import NotebookSettings
 
 __all__ = ["MdeSettings", "mde_settings"]
 
 
 @dataclass(frozen=True)
-class MdeSettings:
+class MdeSettings(NotebookSettings):
     """Notebook 05's parameters (see the notebook's parameters cell and ``notebooks/profiles/05_mde.yaml``)."""
+
+    NOTEBOOK: ClassVar[str] = "05_mde"
 
     profile: str
     seed: int
@@ -63,42 +63,6 @@ class MdeSettings:
     text_heldout_severities: list[int]
     text_n_compositions: int
     text_n_heldout_compositions: int
-
-    def __post_init__(self) -> None:
-        hints = typing.get_type_hints(type(self))
-        for f in dataclasses.fields(self):
-            _check(f.name, getattr(self, f.name), hints[f.name])
-
-    @classmethod
-    def from_mapping(cls, params: Mapping[str, Any]) -> MdeSettings:
-        """The settings of ``params`` (every field, nothing else): missing and unknown names raise, naming them."""
-        names = [f.name for f in dataclasses.fields(cls)]
-        missing, unknown = sorted(set(names) - set(params)), sorted(set(params) - set(names))
-        if missing or unknown:
-            raise InputValidationError(
-                f"notebook 05's parameters: missing {missing or 'none'}, unknown {unknown or 'none'} (the fields of "
-                f"MdeSettings are the names of notebook 05's parameters cell)"
-            )
-        return cls(**{n: params[n] for n in names})
-
-    def as_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-
-
-def _check(name: str, value: Any, hint: Any) -> None:
-    """``value`` fits the field's annotation: int (not bool), float (int accepted), str, or a list of those."""
-    if typing.get_origin(hint) is list:
-        (inner,) = typing.get_args(hint)
-        if not isinstance(value, (list, tuple)):
-            raise InputValidationError(f"{name}: expected a list of {inner.__name__}, got {value!r}")
-        for item in value:
-            _check(f"{name}[]", item, inner)
-        return
-    ok = {int: lambda v: isinstance(v, int) and not isinstance(v, bool),
-          float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-          str: lambda v: isinstance(v, str)}[hint](value)  # fmt: skip
-    if not ok:
-        raise InputValidationError(f"{name}: expected {hint.__name__}, got {value!r}")
 
 
 def mde_settings(p: MdeSettings | Mapping[str, Any]) -> MdeSettings:

@@ -1,0 +1,119 @@
+"""Each notebook's parameters as one typed object: fields equal the parameters cell, every profile gives valid
+settings, the notebook reads its parameters only through the object, and bad values fail where it is made."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import tokenize
+from typing import Any
+
+import pytest
+
+from helpers.errors import InputValidationError
+from helpers.experiments.p4_attribution.settings import AttributionSettings
+from helpers.experiments.p5_mde.settings import MdeSettings
+from helpers.experiments.p6_benchmark.settings import BenchmarkSettings
+from helpers.run.notebook_params import declared_parameters
+from helpers.run.profiles import notebooks_dir
+from helpers.run.settings import NotebookSettings, check_field
+
+#: settings class and the name the notebook gives the object
+SETTINGS = {AttributionSettings: "S", BenchmarkSettings: "S", MdeSettings: "P"}
+
+
+@pytest.mark.parametrize("cls", SETTINGS)
+def test_the_fields_are_the_notebook_parameters_in_order(cls):
+    declared = list(declared_parameters(notebooks_dir() / f"{cls.NOTEBOOK}.ipynb"))
+    assert [f.name for f in dataclasses.fields(cls)] == declared
+
+
+@pytest.mark.parametrize("profile", ["smoke", "default", "full"])
+@pytest.mark.parametrize("cls", SETTINGS)
+def test_every_profile_gives_valid_settings(cls, profile):
+    s = cls.for_profile(profile)
+    assert isinstance(s, cls) and cls.from_mapping(s.as_dict()) == s
+
+
+def parameter_reads(source: str, names: set[str]) -> list[str]:
+    """Bare reads of ``names`` in ``source`` (not attributes, not keyword-argument names)."""
+    sig = [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
+           if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)]  # fmt: skip
+    found = []
+    for i, t in enumerate(sig):
+        if t.type != tokenize.NAME or t.string not in names:
+            continue
+        prev, nxt = (sig[i - 1].string if i else ""), (sig[i + 1].string if i + 1 < len(sig) else "")
+        if prev != "." and not (nxt == "=" and prev in ("(", ",")):
+            found.append(t.string)
+    return found
+
+
+@pytest.mark.parametrize("cls", SETTINGS)
+def test_after_the_settings_are_made_the_notebook_reads_parameters_only_through_them(cls):
+    var = SETTINGS[cls]
+    path = notebooks_dir() / f"{cls.NOTEBOOK}.ipynb"
+    names = set(declared_parameters(path))
+    marker = f"{var} = "
+    cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    first = next(i for i, src in enumerate(cells) if f"\n{marker}" in src and ".this_run(globals())" in src)
+    tail = cells[first].split(f"\n{marker}", 1)[1]
+    reads = parameter_reads(tail, names) + [
+        n for src in cells[first + 1 :] for n in parameter_reads(src, names)
+    ]
+    assert reads == [], f"{cls.NOTEBOOK} reads {sorted(set(reads))} directly instead of {var}.<name>"
+
+
+def test_the_read_scan_finds_a_planted_bare_read():
+    assert parameter_reads("x = f(n_boot, seed=S.seed)\ny = S.n_boot", {"n_boot", "seed"}) == ["n_boot"]
+
+
+@pytest.mark.parametrize("cls", SETTINGS)
+def test_a_renamed_or_mistyped_parameter_fails_when_the_settings_are_made(cls):
+    good = cls.for_profile("smoke").as_dict()
+    first = next(iter(good))
+    renamed = {**{k: v for k, v in good.items() if k != "seed"}, "sead": 0}
+    with pytest.raises(InputValidationError, match=r"missing \['seed'\], unknown \['sead'\]"):
+        cls.from_mapping(renamed)
+    with pytest.raises(InputValidationError, match="seed: expected int"):
+        cls.from_mapping({**good, "seed": "0"})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(cls.from_mapping(good), first, None)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Demo(NotebookSettings):
+    n: int
+    x: float
+    flag: bool
+    names: list[str]
+    sizes: dict[str, float]
+    limit: int | None
+    extra: Any
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("n", True, "n: expected int"),
+        ("n", 1.5, "n: expected int"),
+        ("x", "1", "x: expected float"),
+        ("flag", 1, "flag: expected bool"),
+        ("names", "ab", "names: expected a list of str"),
+        ("names", ["a", 2], r"names\[\]: expected str"),
+        ("sizes", {1: 1.0}, "sizes: expected a dict with str keys"),
+        ("sizes", {"a": "b"}, r"sizes\['a'\]: expected float"),
+        ("limit", 2.0, "limit: expected int"),
+    ],
+)
+def test_each_annotation_refuses_a_wrong_value_naming_the_field(field, value, message):
+    good = dict(n=1, x=2, flag=False, names=["a"], sizes={"a": 1}, limit=None, extra=object())
+    _Demo(**good)  # the good values pass (an int for a float, None for int | None, anything for Any)
+    with pytest.raises(InputValidationError, match=message):
+        _Demo(**{**good, field: value})
+
+
+def test_an_unsupported_union_is_a_programming_error():
+    with pytest.raises(TypeError, match="only X | None"):
+        check_field("v", 1, int | str)
