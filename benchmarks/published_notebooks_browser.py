@@ -1,18 +1,23 @@
 """Open every published notebook in JupyterLab in a headless browser: no error, and its figures shown.
 
-Not part of the tests (it needs a browser): ``pip install playwright && playwright install chromium``, then
-``python benchmarks/published_notebooks_browser.py`` starts JupyterLab on ``docs/notebooks`` (no token, a free
-local port), opens each notebook, waits for it to render, and checks that JupyterLab shows no error dialog and
-that the notebook shows as many images as its saved outputs hold; a screenshot of each goes to
-``runs/browser/<notebook>.png``. Exit status 1 when a notebook fails a check.
+Not part of the tests (it needs a browser): ``pip install playwright``, and a Chromium (``playwright install
+chromium``, or a system one, e.g. Debian's ``apt-get install chromium``, given with ``--chromium /usr/bin/chromium``).
+``python benchmarks/published_notebooks_browser.py`` then starts JupyterLab on ``docs/notebooks`` (no token, a free
+local port, cells rendered all at once instead of on scrolling), opens each notebook and checks that JupyterLab shows
+no error dialog, that every saved figure is shown and decoded (as many images, each with a width), and that no
+stderr output or error traceback is rendered; a screenshot of each goes to ``runs/browser/<notebook>.png``. Exit
+status 1 when a notebook fails a check.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,39 +37,91 @@ def _saved_images(path: Path) -> int:
     return sum("image/png" in o.get("data", {}) for c in cells for o in c.get("outputs", []))
 
 
-def main() -> int:
+def _wait_for_lab(port: int, lab: subprocess.Popen, timeout_s: float = 180) -> None:
+    """Until JupyterLab answers on ``port`` (it starts slowly on a busy machine); raise if it exits or times out."""
+    import urllib.request
+
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if lab.poll() is not None:
+            raise RuntimeError(
+                f"JupyterLab exited with status {lab.returncode}; see {OUT / 'jupyterlab.log'}"
+            )
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=5)
+            return
+        except OSError:
+            time.sleep(1)
+    raise TimeoutError(f"JupyterLab did not answer on port {port} within {timeout_s:.0f} s")
+
+
+def _lab_settings() -> str:
+    """A JupyterLab settings folder in which notebooks render every cell at once (so every figure can be counted)."""
+    folder = Path(tempfile.mkdtemp(prefix="lab-settings-"))
+    overrides = {
+        "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
+        "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+    }
+    (folder / "overrides.json").write_text(json.dumps(overrides))
+    return str(folder)
+
+
+def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--chromium", default=None, help="a Chromium executable (default: Playwright's own)")
+    args = parser.parse_args(argv)
     port = _free_port()
+    OUT.mkdir(parents=True, exist_ok=True)
+    log = (OUT / "jupyterlab.log").open("w")
     lab = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ServerApp.token=",
-         "--ServerApp.password=", f"--ServerApp.root_dir={NOTEBOOKS}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+         "--ServerApp.password=", f"--ServerApp.root_dir={NOTEBOOKS}", "--allow-root"],
+        stdout=log, stderr=subprocess.STDOUT,
+        env={**os.environ, "JUPYTERLAB_SETTINGS_DIR": _lab_settings()},
     )  # fmt: skip
-    OUT.mkdir(parents=True, exist_ok=True)
     failures = []
+    (OUT / "summary.txt").write_text("")
     try:
-        time.sleep(8)
+        _wait_for_lab(port, lab)
         with sync_playwright() as p:
-            browser = p.chromium.launch()
+            browser = p.chromium.launch(executable_path=args.chromium)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             for nb in sorted(NOTEBOOKS.glob("*.ipynb")):
-                page.goto(f"http://127.0.0.1:{port}/lab/tree/{nb.name}")
-                page.wait_for_selector(".jp-Notebook", timeout=60_000)
-                page.wait_for_timeout(3_000)
+                # single-document mode, a fresh workspace: only this notebook is open
+                page.goto(f"http://127.0.0.1:{port}/doc/workspaces/check-{nb.stem}/tree/{nb.name}?reset")
+                notebook = page.locator(".jp-Notebook:visible").first
+                notebook.wait_for(timeout=120_000)
+                page.wait_for_timeout(5_000)
                 errors = page.locator(".jp-Dialog .jp-Dialog-header").all_inner_texts()
-                shown = page.locator(".jp-OutputArea-output img").count()
+                images = notebook.locator(".jp-OutputArea-output img")
+                shown = images.count()
+                decoded = sum(
+                    images.nth(i).evaluate("img => img.complete && img.naturalWidth > 0")
+                    for i in range(shown)
+                )
+                stderr = notebook.locator("[data-mime-type='application/vnd.jupyter.stderr']").count()
                 saved = _saved_images(nb)
                 page.screenshot(path=str(OUT / f"{nb.stem}.png"))
-                ok = not errors and shown >= min(saved, 1)
-                print(f"{nb.stem}: {'ok' if ok else 'FAILED'} (images shown {shown} of {saved} saved; "
-                      f"dialogs {errors or 'none'}) -> {OUT / (nb.stem + '.png')}")  # fmt: skip
+                if shown:  # the notebook's first figure as rendered
+                    images.first.scroll_into_view_if_needed()
+                    images.first.screenshot(path=str(OUT / f"{nb.stem}-figure1.png"))
+                ok = not errors and shown == saved == decoded and stderr == 0
+                line = (f"{nb.stem}: {'ok' if ok else 'FAILED'} (images shown {shown}, decoded {decoded}, saved {saved}; "
+                        f"stderr/error outputs {stderr}; dialogs {errors or 'none'}) -> {OUT / (nb.stem + '.png')}")  # fmt: skip
+                print(line, flush=True)
+                with (OUT / "summary.txt").open("a") as summary:
+                    summary.write(line + "\n")
                 if not ok:
                     failures.append(nb.stem)
             browser.close()
     finally:
         lab.terminate()
-        lab.wait(timeout=30)
+        try:
+            lab.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            lab.kill()
     return 1 if failures else 0
 
 
