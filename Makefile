@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 
-.PHONY: run test install lint lab clean-runs bench gpu-check
+.PHONY: run test install lint lab clean-runs bench gpu-check browser-check
 
 install: $(VENV)/.installed
 
@@ -47,6 +47,11 @@ bench: install
 # image brings its own PyTorch; see benchmarks/gpu_check.py for the packages to carry).
 gpu-check:
 	$(if $(wildcard $(PY)),$(PY),$(PYTHON)) benchmarks/gpu_check.py
+
+# Every published notebook opened in JupyterLab in a headless Chromium (needs `pip install playwright` and a
+# Chromium; a system one with CHROMIUM=/usr/bin/chromium): no error dialog, every figure shown, no error output.
+browser-check: install
+	$(PY) benchmarks/published_notebooks_browser.py $(if $(CHROMIUM),--chromium $(CHROMIUM))
 
 clean-runs:
 	rm -rf runs/
