@@ -24,6 +24,7 @@ def test_clean_outputs_drops_and_scrubs_what_a_reader_should_not_see():
         _result("{'notebook': '05_mde', 'name': 'mae_pp', 'value': 3.1, 'unit': 'pp'}"),  # a record dict
         _stream("/home/someone/project/.venv/lib/dask/base.py:1: UserWarning: Sending large graph\n", "stderr"),
         _stream("fit:  40%|####      | 4/10 [00:01<00:01, 3.1it/s]\r", "stderr"),
+        _stream("findfont: Font family ['cmr10'] not found. Falling back to DejaVu Sans.\n", "stderr"),  # a log line
         _stream("wrote PosixPath('/home/someone/project/figures/t.md') in 2.0 s\n"),
         _stream("x" * (MAX_OUTPUT_CHARS + 1000)),
         _result("accuracy 0.81"),
@@ -34,7 +35,7 @@ def test_clean_outputs_drops_and_scrubs_what_a_reader_should_not_see():
     assert texts[1].startswith("x" * 100) and "characters in all" in texts[1] and len(texts[1]) < MAX_OUTPUT_CHARS + 200
     assert texts[2] == "accuracy 0.81" and len(kept) == 3
     nb = {"cells": [{"cell_type": "code", "outputs": outputs}]}
-    assert len(output_problems(nb, ROOTS)) >= 4  # the uncleaned outputs are caught by the check
+    assert len(output_problems(nb, ROOTS)) >= 5  # the uncleaned outputs are caught by the check
     assert output_problems({"cells": [{"cell_type": "code", "outputs": kept}]}, ROOTS) == []
 
 
