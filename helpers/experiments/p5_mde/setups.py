@@ -47,7 +47,6 @@ __all__ = [
     "metaset_specs", "SETUPS", "precompute_outputs",
 ]  # fmt: skip
 
-NOTEBOOK = "05_mde"
 CACHE_NAMESPACE = "05_mde"  # collect_outputs' namespace; checkpoints live under checkpoints/05_mde/
 
 
@@ -126,17 +125,13 @@ def notebook_parameters(profile: str = "default", **overrides: Any) -> MdeSettin
     """Notebook 05's parameters for ``profile``: its ``parameters`` cell's values, updated by
     ``notebooks/profiles/05_mde.yaml`` and then by ``overrides`` (what notebook 06 uses to read 05's cache), as
     validated :class:`~helpers.experiments.p5_mde.settings.MdeSettings`."""
-    from helpers.run.notebook_params import notebook_parameters as read
-
-    return MdeSettings.from_mapping(read(NOTEBOOK, profile, **overrides))
+    return MdeSettings.for_profile(profile, **overrides)
 
 
 def this_run(namespace: Mapping[str, Any]) -> MdeSettings:
     """The parameters of the running notebook 05, read from its namespace (``globals()``) by the names of its
     ``parameters`` cell: the same settings :func:`notebook_parameters` gives notebook 06."""
-    from helpers.run.notebook_params import namespace_parameters
-
-    return MdeSettings.from_mapping(namespace_parameters(NOTEBOOK, namespace))
+    return MdeSettings.this_run(namespace)
 
 
 # ------------------------------------------------------------------------------------------------------- images
