@@ -9,6 +9,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
+# The suite runs on the CPU by design, on a GPU machine too: "auto" devices mean the CPU here and in every notebook
+# kernel the tests start (they inherit this environment), so the pinned smoke values and the bit-exact resume and
+# determinism checks hold wherever `make test` runs.  The GPU paths have their own tests (tests/test_device_paths.py:
+# a CPU-side device spy, and the real CUDA device where there is one) and `make gpu-check`.
+os.environ["HELPERS_DEVICE"] = "cpu"
+
 
 @pytest.fixture(autouse=True)
 def _isolated_outputs(tmp_path_factory, monkeypatch):

@@ -47,6 +47,7 @@ from helpers.attribution.tokenizers import (
 )
 from helpers.cache import cached_arrays
 from helpers.errors import InputValidationError
+from helpers.training.device import get_device
 
 __all__ = [
     "Encoded",
@@ -94,7 +95,7 @@ def attribute(
     n_samples: int = 200,
     seed: int = 0,
     mask_special: bool = True,
-    device: str | torch.device = "cpu",
+    device: str | torch.device = "auto",
     cache: bool = True,
     refresh: bool = False,
 ) -> pd.DataFrame:
@@ -133,7 +134,8 @@ def attribute(
     mask_special : bool, default True
         Treat separators / CLS as features too (masked like any token), so that they receive attributions
         (FIRST-TOK needs the separator's); ``False`` keeps them fixed (score 0).
-    device : str or torch.device, default "cpu"
+    device : str or torch.device, default "auto"
+        Where the model runs (:func:`helpers.training.get_device`: CUDA when present); it is moved there.
     cache, refresh : bool
         Read/write the disk cache (namespace ``"attributions"``); ``refresh`` recomputes.
 
@@ -223,7 +225,7 @@ def _checked(tokenizer, inputs, *, method, output, target, sizes):
 def _compute(model, tok, encs, *, method, forward, target, output, options: Options, device) -> dict[str, np.ndarray]:
     """Predicted probabilities, targets, and the method's token scores as flat arrays (the cached payload)."""
     model.eval()
-    dev = torch.device(device)
+    dev = get_device(device)
     model.to(dev)
     fwd = forward or tok.default_forward(model)
     runner = _Runner(model, fwd, tok.pad_id, output, max(options.batch_size, 1), dev)

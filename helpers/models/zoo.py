@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from helpers.errors import InputValidationError
+from helpers.training.device import get_device
 from helpers.training.predict import features_and_logits, in_length_order
 from helpers.training.settings import TrainSettings
 
@@ -174,6 +175,7 @@ def _train_minilm(name, texts, labels, s, *, num_classes, max_len, cache_key, ca
 
     frozen = name == "minilm-frozen"
     model = build_model("minilm", seed=s.seed, num_labels=num_classes, freeze_encoder=frozen)
+    model.to(get_device(s.device))  # the frozen encoder's features too are computed there
     collate = MiniLMCollator(model.tokenizer, max_length=max_len)
     outputs = minilm_outputs(model, collate)
     if frozen:  # pretrained encoder as a fixed feature extractor, logistic-regression head on its embeddings

@@ -15,10 +15,16 @@ Per step, with a source-side batch S (rows of D, or of D ∪ R during T_RM) and 
 
 Steps per epoch: the shorter stream's length for pre-training and Proxy Risk, the longer one's for T_RM; the
 other stream restarts with a new shuffle when used up.
+
+Both loops take a :class:`~helpers.training.TrainSettings` (epochs, batch size, learning rate, seed, device; the
+loose keywords ``epochs=`` ... still work as overrides) and compute on ``settings.device`` (CUDA when present): the
+model, the arrays, the loss weights and targets are moved there once, the batch indices stay on the CPU (their
+generators are CPU generators, so the batch order is the same on every device).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +35,10 @@ from torch.nn import functional as F
 
 from helpers.errors import InputValidationError
 from helpers.models.dann import DANN, dann_alpha
+from helpers.training.device import get_device
 from helpers.training.members import BatchStream, as_tensor, make_adam, seeded_generator
+from helpers.training.settings import TrainSettings
+from helpers.training.timing import note_training
 
 __all__ = ["train_dann_paired", "proxy_risk_finetune", "domain_source_weights"]
 
@@ -51,17 +60,15 @@ def train_dann_paired(
     x_source: Any,
     y_source: Any,
     x_target: Any,
+    settings: TrainSettings | None = None,
     *,
-    epochs: int,
-    batch_size: int,
-    lr: float,
-    seed: int,
     pseudo_x: Any | None = None,
     pseudo_y: Any | None = None,
     gamma: float = 0.1,
     schedule: bool = True,
     steps: str = "min",
     on_epoch_end: Callable[[int, DANN], None] | None = None,
+    **overrides: Any,
 ) -> DANN:
     """DANN pre-training (``schedule=True, steps="min"``) or T_RM fine-tuning (``schedule=False, steps="max"``,
     with the pseudo-labelled set R = (``pseudo_x``, ``pseudo_y``)), in place, with Adam.
@@ -71,8 +78,10 @@ def train_dann_paired(
     model : helpers.models.dann.DANN
     x_source, y_source : D.
     x_target : U_X (domain loss only).
-    epochs, batch_size, lr, seed : the source-side stream shuffles with ``seed``, the target stream with
-        ``seed + 1_000_003``.
+    settings : TrainSettings
+        ``epochs`` (:attr:`~helpers.training.TrainSettings.total_epochs`), ``batch_size``, ``lr`` (Adam),
+        ``seed`` (the source-side stream shuffles with ``seed``, the target stream with ``seed + 1_000_003``) and
+        ``device`` (the model is moved there and trained there); ``**overrides`` change them for this call.
     pseudo_x, pseudo_y : R, appended to the source-side rows with class weight γ and no domain loss.
     gamma : float, default 0.1
     schedule : bool
@@ -80,26 +89,33 @@ def train_dann_paired(
     steps : {"min", "max"}
         Steps per epoch: the shorter or the longer of the two streams.
     on_epoch_end : callable(epoch, model), optional
-        Called after every epoch (T_RM takes its snapshots there).
+        Called after every epoch (T_RM takes its snapshots there); the model is on ``settings.device``.
     """
     if steps not in ("min", "max"):
         raise InputValidationError(f"steps: expected 'min' or 'max', got {steps!r}")
+    s = TrainSettings.resolve(settings, **overrides)
+    epochs, batch_size, seed, dev = s.total_epochs, s.batch_size, s.seed, get_device(s.device)
     xs, ys, xt = as_tensor(x_source), as_tensor(y_source, torch.int64), as_tensor(x_target)
     if pseudo_x is not None and len(pseudo_x):
         xs = torch.cat([xs, as_tensor(pseudo_x).to(xs.dtype)])
         ys = torch.cat([ys, as_tensor(pseudo_y, torch.int64)])
     s_w, p_w = (
-        torch.from_numpy(a) for a in domain_source_weights(len(y_source), len(ys) - len(y_source), gamma)
+        torch.from_numpy(a).to(dev)
+        for a in domain_source_weights(len(y_source), len(ys) - len(y_source), gamma)
     )
     src = BatchStream(len(ys), batch_size, seeded_generator(seed))
     tgt = BatchStream(len(xt), batch_size, seeded_generator(seed + 1_000_003))
     per_epoch = (min if steps == "min" else max)(src.batches_per_epoch, tgt.batches_per_epoch)
     total = max(1, per_epoch * int(epochs))
-    opt = make_adam(model.parameters(), lr)
+    model.to(dev)
+    xs, ys, xt = xs.to(dev), ys.to(dev), xt.to(dev)
+    opt = make_adam(model.parameters(), s.lr)
     joint = not any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules())
-    zero_s, one_t = torch.zeros(batch_size, dtype=torch.int64), torch.ones(batch_size, dtype=torch.int64)
+    zero_s = torch.zeros(batch_size, dtype=torch.int64, device=dev)
+    one_t = torch.ones(batch_size, dtype=torch.int64, device=dev)
     model.train()
     model.grl.alpha = model.alpha_max
+    t0 = time.perf_counter()
     for epoch in range(int(epochs)):
         for i in range(per_epoch):
             if schedule:
@@ -117,6 +133,7 @@ def train_dann_paired(
         if on_epoch_end is not None:
             on_epoch_end(epoch, model)
             model.train()
+    note_training("dann", steps=per_epoch * int(epochs), seconds=time.perf_counter() - t0, device=dev)
     return model.eval()
 
 
@@ -133,6 +150,7 @@ def _source_and_target(model: DANN, xs: torch.Tensor, xt: torch.Tensor, joint: b
 
 @torch.inference_mode()
 def _outputs(model: DANN, x: torch.Tensor, chunk: int = 2048) -> tuple[torch.Tensor, torch.Tensor]:
+    """Class and domain logits of ``x`` (on the model's device) in chunks of ``chunk`` rows."""
     parts = [model.forward_all(x[s : s + chunk]) for s in range(0, len(x), chunk)]
     return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
 
@@ -143,8 +161,8 @@ def _dir_loss(model: DANN, xh, yh, xt, alpha: float) -> float:
     c_h, d_h = _outputs(model, xh)
     _, d_t = _outputs(model, xt)
     err = float((c_h.argmax(1) != yh).float().mean())
-    dom = float(F.cross_entropy(d_h, torch.zeros(len(xh), dtype=torch.int64))) + float(
-        F.cross_entropy(d_t, torch.ones(len(xt), dtype=torch.int64))
+    dom = float(F.cross_entropy(d_h, torch.zeros(len(xh), dtype=torch.int64, device=d_h.device))) + float(
+        F.cross_entropy(d_t, torch.ones(len(xt), dtype=torch.int64, device=d_t.device))
     )
     return err + alpha * dom
 
@@ -157,14 +175,12 @@ def proxy_risk_finetune(
     x_target: Any,
     x_heldout: Any,
     y_heldout: Any,
+    settings: TrainSettings | None = None,
     *,
-    epochs: int = 20,
     lam: float = 50.0,
     alpha: float = 0.1,
     eps_factor: float = 1.1,
-    lr: float = 1e-3,
-    batch_size: int = 8,
-    seed: int = 0,
+    **overrides: Any,
 ) -> dict:
     """Proxy Risk's disagreement maximisation (Chuang et al. 2020 as run in paper 3, appendix C.1.6).
 
@@ -174,17 +190,25 @@ def proxy_risk_finetune(
     kept check model is the epoch of largest disagreement rate with f among those meeting it (h' itself if none
     does).  As in the authors' code the model stays in eval mode while it trains (batch-norm statistics frozen).
 
+    ``settings`` gives the epochs, Adam's learning rate, the batch size, the seed of the two batch streams and the
+    device (defaults as the paper's runs: 20 epochs, lr 1e-3, batch 8, seed 0, CUDA when present);
+    ``**overrides`` change them for this call.
+
     Returns
     -------
     dict
-        ``state`` (the kept weights), ``epoch`` (0 = h'), ``epsilon0``, ``epsilon``, ``history`` (per epoch:
-        constraint and disagreement rate), ``check_predictions`` on U_X.
+        ``state`` (the kept weights, on the CPU), ``epoch`` (0 = h'), ``epsilon0``, ``epsilon``, ``history`` (per
+        epoch: constraint and disagreement rate), ``check_predictions`` on U_X.
     """
+    s = TrainSettings.resolve(settings or TrainSettings(epochs=20, batch_size=8, lr=1e-3, seed=0), **overrides)
+    epochs, batch_size, seed, dev = s.total_epochs, s.batch_size, s.seed, get_device(s.device)
     pf = as_tensor(f_probs_target, torch.float32)
     xs, ys, xt = as_tensor(x_source), as_tensor(y_source, torch.int64), as_tensor(x_target)
     xh, yh = as_tensor(x_heldout), as_tensor(y_heldout, torch.int64)
     if pf.ndim != 2 or len(pf) != len(xt):
         raise InputValidationError(f"f_probs_target: expected shape ({len(xt)}, K), got {tuple(pf.shape)}")
+    model.to(dev)
+    pf, xs, ys, xt, xh, yh = (t.to(dev) for t in (pf, xs, ys, xt, xh, yh))
     f_pred = pf.argmax(1)
     model.eval()
     model.grl.alpha = float(alpha)
@@ -196,12 +220,12 @@ def proxy_risk_finetune(
     eps0 = _dir_loss(model, xh, yh, xt, alpha)
     eps = eps_factor * eps0
     best_dis, best_pred = disagreement()
-    best = {"state": {k: v.clone() for k, v in model.state_dict().items()}, "epoch": 0}
+    best = {"state": _cpu_copy(model), "epoch": 0}
     history = []
     src = BatchStream(len(ys), batch_size, seeded_generator(seed))
     tgt = BatchStream(len(xt), batch_size, seeded_generator(seed + 1_000_003))
     per_epoch = min(src.batches_per_epoch, tgt.batches_per_epoch)
-    opt = make_adam(model.parameters(), lr)
+    opt = make_adam(model.parameters(), s.lr)
     for epoch in range(int(epochs)):
         for _ in range(per_epoch):
             bs, bt = src.next(), tgt.next()
@@ -209,8 +233,8 @@ def proxy_risk_finetune(
             (c_s, c_t), (d_s, d_t) = c.split([len(bs), len(bt)]), d.split([len(bs), len(bt)])
             dann = (
                 F.cross_entropy(c_s, ys[bs])
-                + F.cross_entropy(d_s, torch.zeros(len(bs), dtype=torch.int64))
-                + F.cross_entropy(d_t, torch.ones(len(bt), dtype=torch.int64))
+                + F.cross_entropy(d_s, torch.zeros(len(bs), dtype=torch.int64, device=dev))
+                + F.cross_entropy(d_t, torch.ones(len(bt), dtype=torch.int64, device=dev))
             )
             dis = (F.softmax(c_t, dim=1) - pf[bt]).norm(dim=1).mean()
             loss = -dis + lam * dann
@@ -222,11 +246,16 @@ def proxy_risk_finetune(
         history.append({"epoch": epoch + 1, "constraint": constraint, "disagreement": rate})
         if constraint <= eps and rate > best_dis:
             best_dis, best_pred = rate, pred
-            best = {"state": {k: v.clone() for k, v in model.state_dict().items()}, "epoch": epoch + 1}
+            best = {"state": _cpu_copy(model), "epoch": epoch + 1}
     return {
         **best,
         "epsilon0": eps0,
         "epsilon": eps,
         "history": history,
-        "check_predictions": best_pred.numpy().astype(np.int64),
+        "check_predictions": best_pred.cpu().numpy().astype(np.int64),
     }
+
+
+def _cpu_copy(model: nn.Module) -> dict[str, torch.Tensor]:
+    """The model's weights, copied to the CPU."""
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}

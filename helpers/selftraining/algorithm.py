@@ -373,21 +373,11 @@ def train_dann(
     if saved is not None:
         model.load_state_dict(saved["state"])
         return model.eval()
-    train_dann_paired(
-        model,
-        x_source,
-        y_source,
-        x_target,
-        epochs=epochs,
-        batch_size=batch_size,
-        lr=lr,
-        seed=seed,
-        schedule=True,
-        steps="min",
-    )
+    train_dann_paired(model, x_source, y_source, x_target, s, schedule=True, steps="min")
     ck.save({"state": _cpu_state(model)})
     return model.eval()
 
 
-def _hard(model: nn.Module, x: np.ndarray, batch_size: int = 512) -> np.ndarray:
-    return predict(model, x, batch_size=batch_size).argmax(1).astype(np.int64)
+def _hard(model: nn.Module, x: np.ndarray, batch_size: int = 512, device: Any = "auto") -> np.ndarray:
+    """Hard predictions of ``model`` on ``x``, computed on ``device`` (where the model is then left)."""
+    return predict(model, x, batch_size=batch_size, device=device).argmax(1).astype(np.int64)

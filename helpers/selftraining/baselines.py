@@ -211,13 +211,10 @@ class ProxyRisk(BaseEstimator):
             x,
             self.x_heldout_,
             self.y_heldout_,
-            epochs=self.epochs,
+            self.settings.replace(epochs=self.epochs),
             lam=self.lam,
             alpha=self.alpha,
             eps_factor=self.eps_factor,
-            lr=self.settings.lr,
-            batch_size=self.settings.batch_size,
-            seed=self.settings.seed,
         )
         h_pred = out["check_predictions"]
         self.errors_ = h_pred != pf.argmax(1)

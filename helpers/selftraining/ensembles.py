@@ -122,7 +122,7 @@ class RandomInitEnsemble:
             self.settings.replace(epochs=self.finetune_epochs, checkpoint_dir=None, progress=False),
             seeds=[self.seed + 1000 * (round_index + 1) + i for i in range(self.num_models)],
         )
-        out = [_hard(m, self.x_target) for m in models]
+        out = [_hard(m, self.x_target, device=self.settings.device) for m in models]
         return np.stack(out)
 
 
@@ -212,13 +212,10 @@ class RepresentationMatchingEnsemble:
             pseudo_x=np.asarray(self.x_target)[idx],
             pseudo_y=lab,
             gamma=self.gamma,
-            epochs=self.num_models,
-            batch_size=self.settings.batch_size,
-            lr=self.settings.lr,
-            seed=self.seed + 1000 * (round_index + 1),
+            settings=self.settings.replace(epochs=self.num_models, seed=self.seed + 1000 * (round_index + 1)),
             schedule=False,
             steps="max",
-            on_epoch_end=lambda epoch, m: snapshots.append(_hard(m, self.x_target)),
+            on_epoch_end=lambda epoch, m: snapshots.append(_hard(m, self.x_target, device=self.settings.device)),
         )
         return np.stack(snapshots)
 

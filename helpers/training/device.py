@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+#: environment variable that decides what ``"auto"`` means (e.g. ``cpu`` on a GPU machine); unset: CUDA when present
+DEVICE_ENV = "HELPERS_DEVICE"
 
 
 def get_device(device: str | torch.device | None = "auto") -> torch.device:
@@ -16,13 +20,22 @@ def get_device(device: str | torch.device | None = "auto") -> torch.device:
     Parameters
     ----------
     device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device, default "auto"
-        ``"auto"`` (or ``None``) picks CUDA when ``torch.cuda.is_available()``, else CPU.
+        ``"auto"`` (or ``None``) is ``$HELPERS_DEVICE`` when that is set (the test suite sets ``cpu``, so its
+        pinned numbers hold on a GPU machine too), else CUDA when ``torch.cuda.is_available()``, else CPU.
 
     Returns
     -------
     torch.device
+
+    Examples
+    --------
+    >>> get_device("cpu")
+    device(type='cpu')
     """
     if device is None or (isinstance(device, str) and device == "auto"):
+        chosen = os.environ.get(DEVICE_ENV, "").strip()
+        if chosen and chosen != "auto":
+            return torch.device(chosen)
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
 

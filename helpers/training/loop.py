@@ -36,6 +36,7 @@ from helpers.training.device import Precision, _deterministic, get_device, seed_
 from helpers.training.optim import _make_optimizer, _make_scheduler
 from helpers.training.predict import _predict_impl
 from helpers.training.settings import TrainSettings
+from helpers.training.timing import note_training
 
 __all__ = ["fit", "FitResult", "StepInfo", "TrainingInterrupted"]
 
@@ -369,6 +370,7 @@ def fit(
     spe = plan.steps_per_epoch
     result.epochs = run.epoch + (run.batch_in_epoch / spe if spe else 0.0)
     result.wall_time_s = time.perf_counter() - t0
+    note_training("fit", steps=run.step - (result.resumed_from or 0), seconds=result.wall_time_s, device=dev)
     return result
 
 

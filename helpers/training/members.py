@@ -32,7 +32,9 @@ from torch import nn
 from torch.nn import functional as F
 
 from helpers.errors import InputValidationError
+from helpers.training.device import get_device
 from helpers.training.settings import TrainSettings
+from helpers.training.timing import note_training
 
 #: "auto" vectorises members of at most this many parameters: the break-even measured by
 #: ``benchmarks/ensemble_training.py`` lies between 100k and 200k parameters
@@ -96,13 +98,20 @@ class BatchStream:
         return self._queue.pop(0)
 
 
+#: device types with PyTorch's fused Adam kernel (a fused Adam on another device fails at its first step)
+FUSED_ADAM_DEVICES = ("cpu", "cuda")
+
+
 def make_adam(params: Sequence[torch.Tensor] | Any, lr: float) -> torch.optim.Adam:
-    """Adam (β = 0.9, 0.999, ε = 1e-8, no weight decay) with the fused kernel where torch has one for the device."""
+    """Adam (β = 0.9, 0.999, ε = 1e-8, no weight decay) with the fused kernel where torch has one for the device
+    (:data:`FUSED_ADAM_DEVICES`, floating-point parameters), else the default implementation."""
     params = list(params)
-    try:
-        return torch.optim.Adam(params, lr=lr, fused=True)
-    except (RuntimeError, ValueError):  # fused needs floating-point tensors on a supported device
-        return torch.optim.Adam(params, lr=lr)
+    if all(p.device.type in FUSED_ADAM_DEVICES and p.is_floating_point() for p in params):
+        try:
+            return torch.optim.Adam(params, lr=lr, fused=True)
+        except (RuntimeError, ValueError):  # a torch build without the kernel
+            pass
+    return torch.optim.Adam(params, lr=lr)
 
 
 def seeded_generator(seed: int) -> torch.Generator:
@@ -173,8 +182,9 @@ def train_members(
     x, y, weight : arrays or tensors, shapes (n, ...), (n,), (n,)
         Inputs, integer labels and per-sample loss weights (default 1).
     settings : TrainSettings
-        ``epochs``, ``batch_size``, ``lr`` (Adam, constant learning rate) and ``progress`` (a bar over epochs) are
-        used; ``**overrides`` change them for this call.
+        ``epochs``, ``batch_size``, ``lr`` (Adam, constant learning rate), ``device`` (the members and the arrays
+        are moved there; CUDA when present) and ``progress`` (a bar over epochs) are used; ``**overrides`` change
+        them for this call.
     seeds : sequence of int, optional
         Member i shuffles with a ``torch.Generator`` seeded ``seeds[i]``: a fresh permutation every epoch
         (default ``settings.seed + i``).
@@ -193,7 +203,7 @@ def train_members(
     Returns
     -------
     list of nn.Module
-        ``models``, trained, in eval mode.
+        ``models``, trained, in eval mode, on ``settings.device``.
     """
     from helpers.progress import tqdm
 
@@ -209,6 +219,10 @@ def train_members(
         raise InputValidationError(
             f"x, y, weight: expected equal non-empty lengths, got {len(xt)}, {len(yt)}, {len(wt)}"
         )
+    dev = get_device(s.device)  # the members and the arrays live there; batch indices stay on the CPU
+    for m in models:
+        m.to(dev)
+    xt, yt, wt = xt.to(dev), yt.to(dev), wt.to(dev)
     if vectorise == "auto":
         vectorise = vectorises(models[0], len(models))
     elif vectorise and any(True for _ in models[0].buffers()):
@@ -233,10 +247,12 @@ def train_members(
         for g, state in zip(gens, saved["generators"], strict=True):
             g.set_state(state)
         start = int(saved["epoch"])
-    last_save = time.monotonic()
+    last_save = t0 = time.monotonic()
+    steps = 0
     for epoch in tqdm(range(start, int(epochs)), disable=not s.progress, desc="members", leave=False):
         order = [epoch_batches(len(yt), batch_size, g) for g in gens]
         engine.epoch(order, xt, yt, wt)
+        steps += sum(len(batches) for batches in order)
         if checkpoint is not None and (
             time.monotonic() - last_save > checkpoint_every or epoch + 1 == epochs
         ):
@@ -245,6 +261,7 @@ def train_members(
             )
             last_save = time.monotonic()
     engine.write_back()
+    note_training("members", steps=steps, seconds=time.monotonic() - t0, device=dev)
     return [m.eval() for m in models]
 
 

@@ -173,7 +173,7 @@ def train_classifier(
     fit(
         model,
         items,
-        s.replace(optimizer="adamw", device="cpu", checkpoint_dir=cache_dir() / "checkpoints" / f"attribution-{key}"),
+        s.replace(optimizer="adamw", checkpoint_dir=cache_dir() / "checkpoints" / f"attribution-{key}"),
         collate_fn=_collate,
         forward_fn=lambda m, x: fwd(x["ids"], x["segments"], None),
     )
@@ -182,9 +182,10 @@ def train_classifier(
 
 
 def predict_probs(
-    model: nn.Module, vocab: Vocab, inputs: Sequence[Any], *, batch_size: int = 256
+    model: nn.Module, vocab: Vocab, inputs: Sequence[Any], *, batch_size: int = 256, device: Any = "auto"
 ) -> np.ndarray:
-    """Softmax probabilities ``(N, 2)`` of ``model`` on ``inputs``, cached by model parameters and inputs."""
+    """Softmax probabilities ``(N, 2)`` of ``model`` on ``inputs``, computed on ``device`` (CUDA when present) and
+    cached by model parameters and inputs."""
     tok = model_tokenizer(model, vocab)
 
     def compute():
@@ -199,7 +200,7 @@ def predict_probs(
             batch_size=batch_size,
             collate_fn=_collate,
             forward_fn=lambda m, x: fwd(x["ids"], x["segments"], None),
-            device="cpu",
+            device=device,
         )
         return {"probs": softmax(logits).astype(np.float32)}
 
