@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +186,11 @@ def build_parser() -> argparse.ArgumentParser:
         "HELPERS_DATA / HELPERS_CACHE / HELPERS_RUNS paths)",
     )
     run.add_argument("--kernel", default=None, help="Jupyter kernel name (default: this Python)")
-    run.add_argument("--timeout", type=float, default=None, help="per-cell timeout in seconds")
+    run.add_argument("--timeout", type=float, default=None,
+                     help="per-cell timeout in seconds (rounded up to whole seconds)")
+    run.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                     help="stop the whole run after this many seconds, as SIGTERM or Ctrl-C would: finished "
+                          "notebooks are kept and the run is recorded as interrupted (resume with --resume)")
     run.add_argument(
         "--no-progress", action="store_true", help="no cell i/n progress bar (default: shown on a terminal)"
     )
@@ -243,25 +248,67 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+class RunStopped(KeyboardInterrupt):
+    """A run stopped from outside -- SIGTERM (a scheduler's time limit, ``timeout``, ``kill``) or ``--time-limit``
+    -- taken the way Ctrl-C is: it unwinds the runner, which records the run as interrupted."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _stop_on_signals(time_limit: float | None):
+    """SIGTERM (and, with ``time_limit``, a timer) raise :class:`RunStopped` in the main thread until the returned
+    function restores the previous handlers."""
+    import signal
+
+    if time_limit is not None and not time_limit > 0:
+        raise HelpersError(f"--time-limit: expected a positive number of seconds, got {time_limit:g}")
+
+    def stop(signum, _frame):
+        raise RunStopped(f"time limit of {time_limit:g} s reached" if signum == signal.SIGALRM
+                         else f"stopped by {signal.Signals(signum).name}")  # fmt: skip
+
+    before = {signal.SIGTERM: signal.signal(signal.SIGTERM, stop)}
+    if time_limit is not None:
+        before[signal.SIGALRM] = signal.signal(signal.SIGALRM, stop)
+        signal.setitimer(signal.ITIMER_REAL, time_limit)
+
+    def restore() -> None:
+        if time_limit is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+    return restore
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    restore = None
     try:
+        if args.func is _cmd_run and threading.current_thread() is threading.main_thread():
+            restore = _stop_on_signals(args.time_limit)
         return int(args.func(args) or 0)
     except HelpersError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         from helpers.run.runner import CURRENT
 
         where = f" while running {CURRENT['notebook']}" if CURRENT.get("notebook") else ""
+        why = f" ({exc.reason})" if isinstance(exc, RunStopped) else ""
         profile = getattr(args, "profile", "default")
         print(
-            f"\ninterrupted{where}; finished notebooks and caches are kept -- resume with: "
+            f"\ninterrupted{where}{why}; finished notebooks and caches are kept -- resume with: "
             f"python -m helpers run --profile {profile} --resume",
             file=sys.stderr,
         )
-        return 130
+        return 143 if isinstance(exc, RunStopped) else 130
+    finally:
+        if restore is not None:
+            restore()
 
 
 if __name__ == "__main__":

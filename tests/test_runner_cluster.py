@@ -282,6 +282,52 @@ def test_ctrl_c_ends_a_cluster_run_at_once_and_records_it(graph_dir):
     assert json.loads(status.read_text())["_run"]["status"] == "interrupted"
 
 
+def _start_sleeping_run(graph_dir, *extra: str, only: str = "05") -> tuple[subprocess.Popen, Path]:
+    """``helpers run`` of ``only`` (05: a notebook that sleeps 120 s); returns the process and its status file once
+    the sleeping notebook has started."""
+    import os
+
+    write_notebook(graph_dir / "05_long.ipynb", "n = 1", ["import time\ntime.sleep(120)"])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "helpers", "run", "--profile", "smoke", "--only", only, "--no-progress", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    for _ in range(600):
+        folders = run_dirs("smoke")
+        status = folders[-1] / "run_status.json" if folders else None
+        if status is not None and status.exists() and "05_long" in status.read_text():
+            break
+        time.sleep(0.1)
+    return proc, status
+
+
+def test_sigterm_ends_a_run_as_interrupted(graph_dir):
+    """SIGTERM (a batch scheduler's time limit, ``timeout``, ``kill``) is taken like Ctrl-C: the runner exits at
+    once with 143, says how to resume, and the run's status says interrupted (it used to stay "running")."""
+    import signal
+
+    proc, status = _start_sleeping_run(graph_dir, "--workers", "2")
+    time.sleep(8.0)  # the kernel is up and sleeping
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)  # the notebook sleeps 120 s: the runner did not wait for it
+    assert proc.returncode == 143, out + err
+    assert "interrupted while running 05_long (stopped by SIGTERM)" in err and "--resume" in err
+    assert json.loads(status.read_text())["_run"]["status"] == "interrupted"
+
+
+def test_time_limit_ends_a_run_as_interrupted_and_keeps_what_finished(graph_dir):
+    """``--time-limit``: the notebook that finished in time is recorded ok, the one cut short is not recorded as
+    finished, and the run is interrupted, with the reason on stderr."""
+    write_notebook(graph_dir / "01_quick.ipynb", "n = 1", ["x = 1"])
+    proc, status = _start_sleeping_run(graph_dir, "--workers", "1", "--time-limit", "30", only="01,05")
+    out, err = proc.communicate(timeout=120)  # 30 s, not the 120 s the notebook sleeps
+    assert proc.returncode == 143, out + err
+    assert "(time limit of 30 s reached)" in err
+    recorded = json.loads(status.read_text())
+    assert recorded["01_quick"]["status"] == "ok" and "05_long" not in recorded
+    assert recorded["_run"]["status"] == "interrupted"
+
+
 def test_the_longest_chain_of_work_starts_first_and_its_units_go_first(tmp_path):
     """critical_minutes: a notebook's own minutes plus the longest chain waiting for it; run_graph starts the
     longest chain first (03 -> 06 in the project's default), ties in the given order."""

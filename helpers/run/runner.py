@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 import time
@@ -133,7 +134,7 @@ def run_notebook(
     kernel_name : str, optional
         Jupyter kernel; default: the kernel of the Python running this code.
     timeout : float, optional
-        Per-cell execution timeout in seconds.
+        Per-cell execution timeout in seconds, rounded up to whole seconds (papermill refuses a float).
     progress : bool, optional
         A cell i/n progress bar (papermill's); default: on when stderr is a terminal.
     executor_env : mapping, optional
@@ -186,7 +187,7 @@ def run_notebook(
             parameters=params,
             kernel_name=kernel_name,
             progress_bar=sys.stderr.isatty() if progress is None else bool(progress),
-            execution_timeout=timeout,
+            execution_timeout=None if timeout is None else int(math.ceil(timeout)),  # papermill takes an int
             kernel_manager_class=_kernel_manager_class(env, cwd=notebook.parent),
         )
     except PapermillExecutionError as exc:
