@@ -217,3 +217,11 @@ def test_executed_notebooks_show_their_figures_inline(nb_dir, monkeypatch):
     assert run.status == "ok", run.error
     outputs = [o for c in nbformat.read(run.output, as_version=4).cells if c.cell_type == "code" for o in c.outputs]
     assert any("image/png" in o.get("data", {}) for o in outputs)
+
+
+def test_a_fractional_cell_timeout_reaches_papermill_as_whole_seconds(tmp_path):
+    """papermill refuses a float timeout (TraitError before any cell runs, as the first GPU check met with a
+    budget divided by the number of notebooks): it is rounded up."""
+    nb = write_notebook(tmp_path / "t.ipynb", "n = 1", ["x = n + 1"])
+    run = runner.run_notebook(nb, profile="smoke", output_dir=tmp_path / "out", timeout=34.29)
+    assert run.status == "ok", run.error
