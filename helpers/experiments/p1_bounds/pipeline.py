@@ -126,6 +126,17 @@ class PipelineConfig:
         return d
 
 
+def check_snapshots(cfg: PipelineConfig) -> PipelineConfig:
+    """``cfg``, after checking that its ``n_snapshots`` snapshots every ``snapshot_every`` steps fit in
+    ``parser_steps`` (the negatives must come from checkpoints of this run)."""
+    if cfg.snapshot_every * cfg.n_snapshots > cfg.parser_steps:
+        raise InputValidationError(
+            f"snapshot_every × n_snapshots = {cfg.snapshot_every * cfg.n_snapshots} exceeds parser_steps "
+            f"({cfg.parser_steps}): the negatives must come from checkpoints of this run"
+        )
+    return cfg
+
+
 @dataclass
 class SetResult:
     """The final parser's outputs and the discriminators' votes on one set; ``golds`` and ``correct`` are ``None``
@@ -248,12 +259,7 @@ def run_task(
         correctness (exact match) and the (n, n_members) vote matrix; ``dev`` the same on the ID dev set (the
         reference set of DoC / ATC); ``disc_dev`` / ``disc_dev_votes`` the discriminators' dev set (Sec. App. B.1).
     """
-    cfg = config
-    if cfg.snapshot_every * cfg.n_snapshots > cfg.parser_steps:
-        raise InputValidationError(
-            f"snapshot_every × n_snapshots = {cfg.snapshot_every * cfg.n_snapshots} exceeds parser_steps "
-            f"({cfg.parser_steps}): the negatives must come from checkpoints of this run"
-        )
+    cfg = check_snapshots(config)
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     vocab, pkey, ckdir = _parser_cache(task, cfg)

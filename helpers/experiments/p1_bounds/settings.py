@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from helpers.errors import InputValidationError
-from helpers.experiments.p1_bounds.pipeline import PipelineConfig
+from helpers.experiments.p1_bounds.pipeline import PipelineConfig, check_snapshots
 from helpers.experiments.p1_bounds.tasks import Seq2SeqTask, load_task
 
 __all__ = ["NOTEBOOK", "notebook_parameters", "this_run", "pipeline_config", "task_data"]
@@ -40,7 +40,7 @@ def this_run(namespace: Mapping[str, Any]) -> dict[str, Any]:
 def pipeline_config(params: Mapping[str, Any], task: str) -> PipelineConfig:
     """The :class:`PipelineConfig` of ``task``: every parameter named like a config field, then the task's entry of
     ``task_overrides``.  Frozen MiniLM layers apply to MiniLM discriminators only (also where a task's override
-    picks another kind)."""
+    picks another kind).  A config whose parser snapshots do not fit in its steps is refused here."""
     fields = {k: params[k] for k in _CONFIG_FIELDS if k in params}
     over = dict(params.get("task_overrides", {}).get(task, {}))
     unknown = sorted(set(over) - set(_CONFIG_FIELDS))
@@ -49,7 +49,7 @@ def pipeline_config(params: Mapping[str, Any], task: str) -> PipelineConfig:
     fields.update(over)
     if fields.get("disc_kind", "minilm") != "minilm":
         fields["disc_freeze_layers"] = 0
-    return PipelineConfig(**fields)
+    return check_snapshots(PipelineConfig(**fields))
 
 
 def task_data(params: Mapping[str, Any], task: str) -> Seq2SeqTask:
