@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from helpers.errors import InputValidationError
+from helpers.validation import check_labels
 
 __all__ = ["ChunkResult", "estimate_chunks", "BAND_SIGMAS"]
 
@@ -155,11 +156,12 @@ def estimate_chunks(
     if period is not None and timestamps is None:
         raise InputValidationError("timestamps: needed to chunk by period")
     chunks = _size_chunks(n, chunk_size) if chunk_size is not None else _period_chunks(timestamps, period, n)
+    n_classes = int(values.shape[1]) if len(values.shape) == 2 else None
+    if n_classes is None or n_classes < 2:
+        raise InputValidationError(f"{key}: expected an (n, K) matrix with K >= 2 classes, got shape {values.shape}")
     y = None
-    if labels is not None:
-        y = np.asarray(labels)
-        if y.shape != (n,):
-            raise InputValidationError(f"labels: expected shape ({n},), got {y.shape}")
+    if labels is not None:  # integers in [0, K): out-of-range or fractional labels would read as 0 % accuracy
+        y = check_labels(labels, "labels", n=n, n_classes=n_classes)
     pred = None
     if y is not None:
         pred = np.asarray(values.argmax(axis=1))  # Dask arrays compute here: one pass over the predictions
@@ -170,7 +172,8 @@ def estimate_chunks(
         rows.append({"chunk": name, "start": start, "end": end, "n": size,
                      "estimate": _estimate(estimator, key, values, idx), "realised_accuracy": realised})  # fmt: skip
     frame = pd.DataFrame(rows)
-    ref_est = _reference_values(estimator, reference_logits, reference_probs, reference_labels, frame, chunk_size)
+    ref_est = _reference_values(estimator, reference_logits, reference_probs, reference_labels, frame, chunk_size,
+                                n_classes)  # fmt: skip
     if ref_est.size >= 2:
         mu, sd = float(ref_est.mean()), float(ref_est.std())  # population sd, as NannyML's threshold
         frame["lower"], frame["upper"] = max(0.0, mu - BAND_SIGMAS * sd), min(1.0, mu + BAND_SIGMAS * sd)
@@ -182,8 +185,9 @@ def estimate_chunks(
 
 
 def _reference_values(estimator: Any, ref_logits: Any, ref_probs: Any, ref_labels: Any, frame: pd.DataFrame,
-                      chunk_size: int | None) -> np.ndarray:  # fmt: skip
-    """Per reference chunk: its realised accuracy (with labels) or the estimator's estimate."""
+                      chunk_size: int | None, n_classes: int) -> np.ndarray:  # fmt: skip
+    """Per reference chunk: its realised accuracy (with labels) or the estimator's estimate; the reference must
+    have the stream's ``n_classes`` classes."""
     given = {k: v for k, v in (("logits", ref_logits), ("probs", ref_probs)) if v is not None}
     if not given:
         if ref_labels is not None:
@@ -192,6 +196,11 @@ def _reference_values(estimator: Any, ref_logits: Any, ref_probs: Any, ref_label
     if len(given) > 1:
         raise InputValidationError("reference_logits, reference_probs: give at most one of the two")
     key, ref = next(iter(given.items()))
+    if len(ref.shape) != 2 or int(ref.shape[1]) != n_classes:
+        raise InputValidationError(
+            f"reference_{key}: expected {n_classes} classes like the stream, got shape {tuple(ref.shape)}; a "
+            "reference of another model or label set gives a meaningless band"
+        )
     size = chunk_size or int(np.median(frame.loc[frame["n"] > 0, "n"]))
     m = int(ref.shape[0]) // size
     if m < 2:
@@ -199,9 +208,7 @@ def _reference_values(estimator: Any, ref_logits: Any, ref_probs: Any, ref_label
             f"reference_{key}: {ref.shape[0]} rows make fewer than 2 chunks of {size}; the band needs at least 2"
         )
     if ref_labels is not None:
-        y = np.asarray(ref_labels)
-        if y.shape != (int(ref.shape[0]),):
-            raise InputValidationError(f"reference_labels: expected shape ({ref.shape[0]},), got {y.shape}")
+        y = check_labels(ref_labels, "reference_labels", n=int(ref.shape[0]), n_classes=n_classes)
         hit = np.asarray(ref.argmax(axis=1)) == y
         return np.array([hit[i * size : (i + 1) * size].mean() for i in range(m)])
     return np.array([_estimate(estimator, key, ref, slice(i * size, (i + 1) * size)) for i in range(m)])

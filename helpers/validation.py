@@ -89,9 +89,33 @@ def check_probs(p, name: str = "probs", *, atol: float = 1e-3) -> np.ndarray:
     return arr
 
 
+#: a logits matrix whose every row is in [0, 1] and sums to 1 within this is taken for probabilities
+PROBABILITY_ROWS_ATOL = 1e-4
+
+
 def check_logits(z, name: str = "logits") -> np.ndarray:
-    """A finite (n, k) matrix of unnormalised scores with k >= 2."""
-    return check_matrix(z, name, min_cols=2)
+    """A finite (n, k) matrix of unnormalised scores with k >= 2, refused when it is a probability matrix.
+
+    Probabilities passed as logits give silently wrong numbers (a softmax of probabilities is nearly uniform: MaNo
+    read .412 instead of .266 and COTT 0.0 instead of .385 on one such input), so a matrix whose every row lies in
+    [0, 1] and sums to 1 (within :data:`PROBABILITY_ROWS_ATOL`) is refused, naming ``probs=``; real logits of a
+    trained model essentially never satisfy that on every row.  One-hot rows alone (every entry exactly 0 or 1,
+    e.g. ``np.eye(K)`` in a hand-made example) are ambiguous and kept.
+
+    >>> check_logits([[0.2, 0.8], [0.6, 0.4]])
+    Traceback (most recent call last):
+    ...
+    helpers.errors.InputValidationError: logits: every row lies in [0, 1] and sums to 1, so these are probabilities; pass them as probs= (logits are the model's unnormalised scores)
+    """
+    arr = check_matrix(z, name, min_cols=2)
+    in_unit = bool((arr >= 0).all() and (arr <= 1).all())
+    one_hot = in_unit and bool(np.isin(arr, (0.0, 1.0)).all())
+    if in_unit and not one_hot and float(np.abs(arr.sum(axis=1) - 1).max()) <= PROBABILITY_ROWS_ATOL:
+        raise InputValidationError(
+            f"{name}: every row lies in [0, 1] and sums to 1, so these are probabilities; pass them as probs= "
+            "(logits are the model's unnormalised scores)"
+        )
+    return arr
 
 
 def check_labels(y, name: str = "labels", *, n_classes: int | None = None, n: int | None = None) -> np.ndarray:

@@ -61,6 +61,8 @@ def _namespace() -> dict:
     ns: dict = {}
     for name, noise in (("val", 1.0), ("target", 1.6), ("blur", 1.3), ("noise", 1.9), ("jpeg", 1.5), ("new", 1.4)):
         ns[f"{name}_logits"], ns[f"{name}_labels"] = labelled(300, noise)
+    ns["more_shifted"] = {f"shift{i}": labelled(300, 1.2 + 0.1 * i) for i in range(7)}  # 10 sets with the 3 above
+    ns["family_of"] = {name: f"family{i % 5}" for i, name in enumerate(["blur", "noise", "jpeg", *ns["more_shifted"]])}
     meta = {f"m{i}": labelled(200, 1.0 + 0.25 * i) for i in range(4)}
     ns["task"] = ShiftTask("yours", "byod", (ns["val_logits"], ns["val_labels"]),
                            {"target": (ns["target_logits"], ns["target_labels"])}, meta=meta)  # fmt: skip

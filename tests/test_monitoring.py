@@ -92,7 +92,7 @@ def test_bad_input():
         estimate_chunks(EST, z, timestamps=pd.date_range("2026-01-01", periods=5), period="D")
     with pytest.raises(InputValidationError, match="period: expected a pandas period alias"):
         estimate_chunks(EST, z, timestamps=pd.date_range("2026-01-01", periods=100), period="fortnightly")
-    with pytest.raises(InputValidationError, match="labels: expected shape"):
+    with pytest.raises(InputValidationError, match="labels: expected 100 labels"):
         estimate_chunks(EST, z, labels=np.zeros(5), chunk_size=10)
     with pytest.raises(InputValidationError, match="fewer than 2 chunks"):
         estimate_chunks(EST, z, chunk_size=60, reference_logits=REF_Z[:100])

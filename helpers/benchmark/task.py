@@ -52,6 +52,9 @@ class LabelledLogits:
         """Top-1 accuracy (fraction) -- the quantity every estimator predicts without labels."""
         return float((self.logits.argmax(axis=1) == self.labels).mean())
 
+    def __repr__(self) -> str:  # the arrays' sizes, not their values
+        return f"LabelledLogits(n={self.n}, classes={self.n_classes}, accuracy={self.accuracy:.3f})"
+
 
 def _as_set(value, name: str) -> LabelledLogits:
     if isinstance(value, LabelledLogits):
@@ -102,6 +105,18 @@ class ShiftTask:
     features: dict[str, np.ndarray] = field(default_factory=dict)
     info: dict = field(default_factory=dict)
     set_families: dict[str, str] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """One line: name, family, classes and how many sets of each kind (``print(task)`` shows no arrays).
+
+        >>> z = np.eye(3)[[0, 1, 2, 0]] * 3.0
+        >>> ShiftTask("mine", "byod", (z, [0, 1, 2, 1]), {"t": (z, [0, 1, 2, 0])})
+        ShiftTask('mine', family='byod', classes=3, reference n=4 (accuracy 0.750), 1 target set, 0 meta-sets)
+        """
+        extras = ", with partner outputs" * bool(self.partner) + ", with features" * bool(self.features)
+        return (f"ShiftTask({self.name!r}, family={self.family!r}, classes={self.n_classes}, reference "
+                f"n={self.reference.n} (accuracy {self.reference.accuracy:.3f}), {len(self.targets)} target "
+                f"set{'s' * (len(self.targets) != 1)}, {len(self.meta)} meta-sets{extras})")  # fmt: skip
 
     def family_of(self, set_name: str) -> str:
         """The shift family of target ``set_name``: ``set_families[set_name]``, else the task's ``family``."""

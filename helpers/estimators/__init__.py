@@ -53,7 +53,13 @@ matrix of Correct/Incorrect votes into paper 1's upper and lower bounds.
 from helpers.estimators._common import logsumexp_rows, softmax
 from helpers.estimators.agreement import AgreementScore, agreement_score
 from helpers.estimators.atc import ATC, ATC_RULES, atc_accuracy, atc_scores, atc_threshold
-from helpers.estimators.base import BaseEstimator, Estimate, UnusedArgumentWarning, declared_arguments
+from helpers.estimators.base import (
+    BaseEstimator,
+    Estimate,
+    SmallSampleWarning,
+    UnusedArgumentWarning,
+    declared_arguments,
+)
 from helpers.estimators.bootstrap import (
     BootstrapResult,
     bootstrap_interval,
@@ -90,6 +96,7 @@ from helpers.estimators.conformal import (
     conformal_radius,
     difficulty_scale,
     disagreement_scale,
+    min_calibration_sets,
     pooled_conformal_quantile,
 )
 from helpers.estimators.cot import COT, cot_error, label_distribution, transport_row_costs
@@ -121,6 +128,7 @@ __all__ = [
     "Estimate",
     "BaseEstimator",
     "UnusedArgumentWarning",
+    "SmallSampleWarning",
     "declared_arguments",
     # classes
     "AverageConfidence",
@@ -198,6 +206,7 @@ __all__ = [
     "ShiftConformal",
     "conformal_quantile",
     "conformal_radius",
+    "min_calibration_sets",
     "pooled_conformal_quantile",
     "conformal_intervals",
     "difficulty_scale",

@@ -52,8 +52,11 @@ def _one_set(name: str, value: Any, keys: tuple[str, ...] | None = None) -> tupl
             raise InputValidationError(
                 f"shifted[{name!r}]: the set's accuracy needs labels with logits or probs (or give accuracy=)"
             )
-        pred = np.asarray(outputs).argmax(axis=1)
-        y = check_labels(labels, f"shifted[{name!r}] labels", n=pred.shape[0])
+        outputs = np.asarray(outputs)
+        if outputs.ndim != 2:
+            raise InputValidationError(f"shifted[{name!r}]: expected (n, K) logits or probs, got shape {outputs.shape}")
+        pred = outputs.argmax(axis=1)
+        y = check_labels(labels, f"shifted[{name!r}] labels", n=pred.shape[0], n_classes=outputs.shape[1])
         accuracy = float(np.mean(pred == y))
     accuracy = float(accuracy)
     if not 0.0 <= accuracy <= 1.0:

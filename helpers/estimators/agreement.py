@@ -78,9 +78,11 @@ class AgreementScore(LabelFreeEstimator):
         self.random_state = random_state
 
     def fit(self, *, logits: Any = None, probs: Any = None):
-        """Optional: records the reference class count so ``estimate`` can check the targets against it."""
+        """Needs nothing; given the reference ``logits`` or ``probs``, records their class count so ``estimate``
+        checks the targets against it."""
         self._check_params()
-        _exactly_one("AgreementScore.fit", logits=logits, probs=probs)
+        if logits is not None or probs is not None:
+            _exactly_one("AgreementScore.fit", logits=logits, probs=probs)
         self.n_classes_ = n_classes_of(logits, probs)
         return self
 

@@ -17,11 +17,16 @@ import pandas as pd
 
 from helpers.errors import InputValidationError, NotFittedError
 
-__all__ = ["Estimate", "BaseEstimator", "UnusedArgumentWarning", "declared_arguments"]
+__all__ = ["Estimate", "BaseEstimator", "UnusedArgumentWarning", "SmallSampleWarning", "declared_arguments"]
 
 
 class UnusedArgumentWarning(UserWarning):
     """A common keyword (``labels=``, ``features=``, ...) was given to an estimator whose method does not use it."""
+
+
+class SmallSampleWarning(UserWarning):
+    """A target set too small for the method to mean anything (e.g. COT / COTT on fewer rows than classes: the
+    rows cannot spread over the reference label distribution, and the estimate degenerates)."""
 
 
 #: ids of the estimators whose ``measure`` is running in this thread / task: their ``estimate`` returns the raw score.

@@ -51,12 +51,13 @@ import numpy as np
 from helpers.errors import InputValidationError
 from helpers.estimators.base import BaseEstimator, Estimate
 from helpers.estimators.bootstrap import _check_level as check_level
-from helpers.validation import check_vector
+from helpers.validation import check_labels, check_vector
 
 __all__ = [
     "conformal_quantile",
     "pooled_conformal_quantile",
     "conformal_radius",
+    "min_calibration_sets",
     "conformal_intervals",
     "difficulty_scale",
     "disagreement_scale",
@@ -178,6 +179,19 @@ def _check_scale_vector(scales: Any, name: str, m: int) -> np.ndarray:
     return s
 
 
+def min_calibration_sets(level: float) -> int:
+    """The fewest calibration sets (or groups) m with a finite split-conformal radius at ``level``: the smallest m
+    with ⌈(m + 1)·level⌉ ≤ m.
+
+    >>> min_calibration_sets(0.9), min_calibration_sets(0.95)
+    (9, 19)
+    """
+    m = 1
+    while math.ceil((m + 1) * level - 1e-12) > m:
+        m += 1
+    return m
+
+
 def conformal_radius(
     estimates: Any, accuracies: Any, *, level: float = 0.9, scales: Any = None, groups: Any = None
 ) -> float:
@@ -227,9 +241,11 @@ def _shifted_sets(shifted: Any) -> list[dict[str, Any]]:
         raise InputValidationError(
             "shifted: expected labelled shifted sets to calibrate on (a dict or list of (logits, labels)), got None"
         )
+    names = [repr(k) for k in shifted] if isinstance(shifted, Mapping) else None
     items = list(shifted.values()) if isinstance(shifted, Mapping) else list(shifted)
     out = []
     for i, item in enumerate(items):
+        where = f"shifted[{names[i] if names else i}]"
         if isinstance(item, Mapping):
             d = dict(item)
         elif hasattr(item, "logits") and hasattr(item, "labels"):
@@ -238,11 +254,16 @@ def _shifted_sets(shifted: Any) -> list[dict[str, Any]]:
             d = {"logits": item[0], "labels": item[1]}
         else:
             raise InputValidationError(
-                f"shifted[{i}]: expected (logits, labels), a dict or an object with .logits/.labels, "
+                f"{where}: expected (logits, labels), a dict or an object with .logits/.labels, "
                 f"got {type(item).__name__}"
             )
         if "labels" not in d or ("logits" not in d and "probs" not in d):
-            raise InputValidationError(f"shifted[{i}]: expected logits= or probs= and labels=")
+            raise InputValidationError(f"{where}: expected logits= or probs= and labels=")
+        outputs = np.asarray(d["logits"] if d.get("logits") is not None else d["probs"])
+        if outputs.ndim != 2:
+            raise InputValidationError(f"{where}: expected (n, K) logits or probs, got shape {outputs.shape}")
+        # integers in [0, K): an out-of-range label would count as an error and the set's accuracy read 0
+        d["labels"] = check_labels(d["labels"], f"{where} labels", n=outputs.shape[0], n_classes=outputs.shape[1])
         out.append(d)
     return out
 
@@ -370,6 +391,14 @@ class ShiftConformal(BaseEstimator):
             )
         pooled = groups if self.pool_groups else None
         self.radius_ = conformal_radius(est, acc, level=self.level, scales=scales, groups=pooled)
+        if not math.isfinite(self.radius_):  # an interval of [0, 1] for every set says nothing: refuse it
+            have = len(set(np.asarray(groups).tolist())) if pooled is not None else len(sets)
+            what = "shift families (groups)" if pooled is not None else "calibration sets (shifted=)"
+            raise InputValidationError(
+                f"shifted: {have} {what} give no finite radius at level {self.level:g}; the "
+                f"⌈(m + 1)·level⌉-th smallest of m scores exists from m = {min_calibration_sets(self.level)} on "
+                f"(or lower the level)"
+            )
         self.calibration_ = {
             "estimate": est,
             "accuracy": acc,

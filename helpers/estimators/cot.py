@@ -33,13 +33,14 @@ averaged -- a feasible plan, so an upper bound on the error.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from helpers.errors import InputValidationError
 from helpers.estimators._common import LabelFreeEstimator, Prepared, n_classes_of, resolve_probs
-from helpers.estimators.base import Estimate
+from helpers.estimators.base import Estimate, SmallSampleWarning
 from helpers.validation import check_labels, check_probs, check_vector
 
 __all__ = ["label_distribution", "cot_error", "transport_row_costs", "COT"]
@@ -277,6 +278,19 @@ def _check_distribution(pi: Any, k: int) -> np.ndarray:
     return v
 
 
+def warn_if_fewer_rows_than_classes(method: str, p: np.ndarray) -> None:
+    """A :class:`~helpers.estimators.base.SmallSampleWarning` when the target has fewer rows than classes: COT's
+    and COTT's transport of n rows onto a K-class label distribution cannot match it when n < K (one row reads
+    as accuracy 0 whatever the model), so such an estimate means nothing."""
+    if p.shape[0] < p.shape[1]:
+        warnings.warn(
+            f"{method}: {p.shape[0]} target row(s) for {p.shape[1]} classes; the transport onto the reference "
+            "label distribution needs at least as many rows as classes, so this estimate is not meaningful",
+            SmallSampleWarning,
+            stacklevel=3,
+        )
+
+
 class COT(LabelFreeEstimator):
     """Confidence Optimal Transport (Lu et al. 2023): accuracy = 1 - W1(target predictions, reference labels).
 
@@ -343,6 +357,7 @@ class COT(LabelFreeEstimator):
                 f"the target has {p.shape[1]} classes"
             )
         pi = np.pad(pi, (0, p.shape[1] - pi.shape[0]))
+        warn_if_fewer_rows_than_classes("COT", p)
         return Prepared(
             n=p.shape[0], arrays={"P": p, "pi": pi}, details={"cost": "1 - p_k (= 0.5 L1 = Linf)"}
         )

@@ -34,7 +34,7 @@ from helpers.errors import InputValidationError
 from helpers.estimators._common import LabelFreeEstimator, Prepared, check_choice, n_classes_of, resolve_probs
 from helpers.estimators.atc import ATC_RULES, atc_threshold
 from helpers.estimators.base import Estimate
-from helpers.estimators.cot import label_distribution, transport_row_costs
+from helpers.estimators.cot import label_distribution, transport_row_costs, warn_if_fewer_rows_than_classes
 from helpers.validation import check_labels
 
 __all__ = ["cott_scores", "COTT"]
@@ -99,6 +99,7 @@ class COTT(LabelFreeEstimator):
     def _prepare_target(self, *, logits=None, probs=None) -> Prepared:
         self._check_target_classes(n_classes_of(logits, probs))
         p = resolve_probs(logits=logits, probs=probs, where="COTT.estimate")
+        warn_if_fewer_rows_than_classes("COTT", p)
         scores = cott_scores(p, self.reference_distribution_)
         return Prepared(
             n=p.shape[0],

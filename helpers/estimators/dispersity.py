@@ -31,7 +31,7 @@ from helpers.estimators._common import (
     resolve_probs,
 )
 from helpers.estimators.base import Estimate
-from helpers.validation import check_matrix, check_probs
+from helpers.validation import check_logits, check_matrix, check_probs
 
 __all__ = [
     "gram_matrix",
@@ -250,9 +250,15 @@ class NuclearNorm(LabelFreeEstimator):
 
 
 def _features(where: str, features: Any, logits: Any, probs: Any) -> tuple[np.ndarray, str]:
+    """The representation to measure: ``features`` when given (the model outputs passed beside them, as the
+    common keywords of every estimator pass them, are not used), else exactly one of ``logits`` / ``probs``."""
+    if features is not None:
+        logits = probs = None
     kind = _exactly_one(where, features=features, logits=logits, probs=probs)
     if kind == "probs":
         return check_probs(probs, "probs"), kind
+    if kind == "logits":
+        check_logits(logits, "logits")  # probabilities passed as logits are refused there
     x = check_matrix(features if kind == "features" else logits, kind, min_rows=2)
     return x, kind
 

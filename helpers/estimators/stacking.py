@@ -278,12 +278,20 @@ class StackedEstimator(BaseEstimator):
         """Stacked accuracy (fraction); ``interval=True`` adds the bootstrap interval described in the class doc."""
         from helpers.estimators._common import check_bootstrap_params
         from helpers.estimators.bootstrap import percentile_interval
+        from helpers.estimators.streaming import is_out_of_core
 
         self._check_fitted("regression_")
         check_bootstrap_params(self.n_boot, self.level)
         if not isinstance(interval, (bool, np.bool_)):
             raise InputValidationError(f"interval: expected True or False, got {interval!r}")
         target = {"logits": logits, "probs": probs, "features": features}
+        out_of_core = [k for k, v in target.items() if v is not None and is_out_of_core(v)]
+        if out_of_core:  # refused before any base method reads the store (some of them cannot stream at all)
+            raise InputValidationError(
+                f"{out_of_core[0]}: {self.name} does not run out of core (a Dask array or a store path): its base "
+                f"methods would each read the whole store, and COT, COTT, agreement, Dispersion and Fréchet cannot; "
+                f"load the predictions into memory, or estimate streamable methods one by one"
+            )
         x = self._row(target)
         acc = float(self.regression_.predict(x[None, :])[0])
         n = int(np.shape(logits if logits is not None else probs)[0])

@@ -66,6 +66,9 @@ def test_bad_inputs():
     with pytest.raises(InputValidationError, match="features"):
         fitted.measure(features=np.zeros((1, 3)))  # one row: no covariance
     with pytest.raises(InputValidationError, match="exactly one"):
-        fitted.measure(features=np.zeros((5, 3)), logits=np.zeros((5, 3)))
+        fitted.measure(logits=np.zeros((5, 3)), probs=np.full((5, 3), 1 / 3))
+    # the model outputs beside the features (as the common keywords pass them) are not used: the features decide
+    x = np.random.default_rng(1).normal(size=(6, 3))
+    assert fitted.measure(features=x, logits=np.zeros((6, 3))).score == fitted.measure(features=x).score
     with pytest.raises(InputValidationError, match="features_b"):
         frechet_distance(np.zeros((4, 2)), np.zeros((4, 3)))
