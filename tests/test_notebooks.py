@@ -44,22 +44,48 @@ def test_there_is_at_least_one_notebook():
     assert "00_example" in NOTEBOOKS
 
 
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory) -> tuple[dict, Path] | None:
+    """Every notebook's smoke profile once, in this process in dependency order, from an empty cache and with the
+    data files no smoke profile needs hidden: the run each notebook's smoke test checks and the two-worker cluster
+    test compares with (it used to repeat five of these notebooks serially).  ``None`` without the real data."""
+    import os
+
+    if not _data_present():
+        return None
+    base = tmp_path_factory.mktemp("smoke_session")
+    hidden = sorted({f for files in NOT_NEEDED_IN_SMOKE.values() for f in files})
+    env = {"HELPERS_CACHE": base / "cache", "HELPERS_RUNS": base / "runs", "HELPERS_FIGURES": base / "figures",
+           "HELPERS_DATA": _data_without(base / "data", hidden)}  # fmt: skip
+    before = {k: os.environ.get(k) for k in env}
+    os.environ.update({k: str(v) for k, v in env.items()})
+    try:
+        runs = runner.run_notebooks(profile="smoke", workers=1, output_dir=base / "out", echo=False)
+    finally:
+        for k, v in before.items():
+            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+    return {r.notebook: r for r in runs}, base / "out"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_smoke(name, tmp_path, monkeypatch):
-    if name not in EMBEDDED_ONLY and not _data_present():
-        pytest.skip("real data not found: set HELPERS_DATA to the data directory (see data/README.md)")
-    if name in NOT_NEEDED_IN_SMOKE:
-        monkeypatch.setenv("HELPERS_DATA", str(_data_without(tmp_path / "data", NOT_NEEDED_IN_SMOKE[name])))
-    run = runner.run_notebooks(profile="smoke", only=[name], echo=False)[0]
+def test_notebook_smoke(name, smoke_run):
+    if smoke_run is None:
+        if name not in EMBEDDED_ONLY:
+            pytest.skip("real data not found: set HELPERS_DATA to the data directory (see data/README.md)")
+        run, folder = runner.run_notebooks(profile="smoke", only=[name], echo=False)[0], None
+        folder = Path(run.output).parent
+    else:
+        runs, folder = smoke_run
+        run = runs[name]
     assert run.status == "ok", f"{name} failed at cell {run.failed_cell}: {run.error}"
-    results = Path(run.output).parent / "results" / f"{name}.jsonl"
+    results = folder / "results" / f"{name}.jsonl"
     assert results.exists() and results.read_text().strip(), f"{name} recorded no headline metric"
     assert all(json.loads(line)["profile"] == "smoke" for line in results.read_text().splitlines())
-    moved = smoke_values_moved(name, Path(run.output).parent / "results")
+    moved = smoke_values_moved(name, folder / "results")
     assert not moved, f"{name}: smoke values outside their tolerance (tests/expected/smoke_metrics.csv):\n" + "\n".join(moved)
     if name not in ("00_example", "07_monitoring"):  # every paper notebook decides its registered claims
-        claims = Path(run.output).parent / "results" / "claims" / f"{name}.jsonl"
+        claims = folder / "results" / "claims" / f"{name}.jsonl"
         assert claims.exists() and all(json.loads(x)["verdict"] in ("holds", "fails", "undecided")
                                        for x in claims.read_text().splitlines()), f"{name} decided no claim"  # fmt: skip
 
@@ -129,34 +155,40 @@ def _comparable_records(folder) -> dict[tuple, float]:
 
 
 @pytest.mark.slow
-def test_smoke_on_a_two_worker_cluster_records_what_one_process_records(tmp_path, monkeypatch):
-    """Five notebooks side by side on a local cluster (01's tasks, 02's models, 03's training jobs, 05's setups and
-    06's self-training sources as units on the workers; 06 after 01, 03 and 05) give the same records as everything
-    in one process: each kernel and unit runs on one torch thread in both (the notebooks' default thread parameters
-    are 1, as the executor's), and each unit seeds itself.  The claims' estimates, intervals and verdicts agree too."""
+def test_smoke_on_a_two_worker_cluster_records_what_one_process_records(smoke_run, tmp_path, monkeypatch):
+    """Six notebooks side by side on a local cluster (01's tasks, 02's models, 03's training jobs, 04's suites,
+    05's setups and 06's self-training sources as units on the workers; 06 after 01, 03 and 05) give the same
+    records as the session's smoke run of every notebook in one process: each kernel and unit runs on one torch
+    thread in both (the notebooks' default thread parameters are 1, as the executor's), and each unit seeds itself.
+    The claims' estimates, intervals and verdicts agree too."""
     from helpers.claims import collect_claims
 
-    if not _data_present():
+    if smoke_run is None:
         pytest.skip("real data not found: set HELPERS_DATA to the data directory (see data/README.md)")
-    chosen = ["01_discriminator_bounds", "02_selective_answering", "03_self_training", "05_mde", "06_benchmark"]
-    records, claims = {}, {}
-    for workers in (2, 1):
-        out = tmp_path / f"workers{workers}"
-        monkeypatch.setenv("HELPERS_CACHE", str(tmp_path / f"cache{workers}"))  # each run computes everything
-        runs = runner.run_notebooks(profile="smoke", only=chosen, workers=workers, output_dir=out, echo=False)
-        assert [r.status for r in runs] == ["ok"] * 5, [(r.notebook, r.failed_cell, r.error) for r in runs]
-        records[workers] = _comparable_records(out / "results")
-        claims[workers] = collect_claims(out / "results").set_index("id")[["estimate", "low", "high", "verdict"]]
-        status = json.loads((out / "run_status.json").read_text())["_run"]
-        assert status["workers"] == workers and status["status"] == "ok"
-    assert records[2].keys() == records[1].keys() and len(records[1]) > 20
+    chosen = ["01_discriminator_bounds", "02_selective_answering", "03_self_training", "04_attribution_ranking",
+              "05_mde", "06_benchmark"]  # fmt: skip
+    serial_runs, serial = smoke_run
+    assert all(serial_runs[nb].status == "ok" for nb in chosen)
+    out = tmp_path / "workers2"
+    monkeypatch.setenv("HELPERS_CACHE", str(tmp_path / "cache2"))  # the cluster run computes everything itself
+    runs = runner.run_notebooks(profile="smoke", only=chosen, workers=2, output_dir=out, echo=False)
+    assert [r.status for r in runs] == ["ok"] * len(chosen), [(r.notebook, r.failed_cell, r.error) for r in runs]
+    status = json.loads((out / "run_status.json").read_text())["_run"]
+    assert status["workers"] == 2 and status["status"] == "ok"
+    cluster = _comparable_records(out / "results")
+    alone = {k: v for k, v in _comparable_records(serial / "results").items() if k[0] in chosen}
+    assert cluster.keys() == alone.keys() and len(alone) > 20
+
     def same(a, b) -> bool:
         return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)  # nan == nan here
 
-    differ = {k: (records[2][k], v) for k, v in records[1].items() if not same(records[2][k], v)}
+    differ = {k: (cluster[k], v) for k, v in alone.items() if not same(cluster[k], v)}
     assert not differ, differ
-    assert len(claims[1]) > 10
-    pd.testing.assert_frame_equal(claims[2].sort_index(), claims[1].sort_index())
+    columns = ["estimate", "low", "high", "verdict"]
+    claims_cluster = collect_claims(out / "results").set_index("id")[columns].sort_index()
+    claims_alone = collect_claims(serial / "results").set_index("id")[columns].loc[claims_cluster.index]
+    assert len(claims_cluster) > 10
+    pd.testing.assert_frame_equal(claims_cluster, claims_alone)
 
 
 def _expected() -> pd.DataFrame:

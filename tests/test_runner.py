@@ -85,25 +85,23 @@ def test_profile_file_with_unknown_profile_key(nb_dir):
         runner.load_profile("smoke")
 
 
-def test_cli_exit_codes(nb_dir):
-    ok = subprocess.run(
-        [sys.executable, "-m", "helpers", "run", "--profile", "smoke", "--only", "01_ok"],
-        capture_output=True,
-        text=True,
-    )
-    assert ok.returncode == 0, ok.stderr
-    assert "01_ok" in ok.stdout and "0 failed" in ok.stdout
-    assert "helpers publish" not in ok.stdout  # a smoke run of one notebook is no reference run
-    bad = subprocess.run(
-        [sys.executable, "-m", "helpers", "run", "--profile", "smoke", "--only", "01_ok,02_fails"],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert bad.returncode == 1 and "02_fails" in bad.stdout and "01_ok" in bad.stdout
-    assert "helpers publish" not in bad.stdout  # nor is a failed run
-    typo = subprocess.run(
-        [sys.executable, "-m", "helpers", "run", "--profile", "smok"], capture_output=True, text=True
-    )
-    assert typo.returncode == 2 and "unknown profile 'smok'" in typo.stderr and "Traceback" not in typo.stderr
+def test_cli_exit_codes(nb_dir, capsys):
+    """``python -m helpers run``'s exit codes and messages, through its ``main`` in this process (a subprocess
+    and a local cluster per call added minutes and tested nothing more; the interpreter path of the publish hint
+    is tested with a real subprocess below)."""
+    from helpers.__main__ import main
+
+    assert main(["run", "--profile", "smoke", "--only", "01_ok", "--workers", "1"]) == 0
+    out = capsys.readouterr()
+    assert "01_ok" in out.out and "0 failed" in out.out, out.err
+    assert "helpers publish" not in out.out  # a smoke run of one notebook is no reference run
+    assert main(["run", "--profile", "smoke", "--only", "01_ok,02_fails", "--workers", "1"]) == 1
+    out = capsys.readouterr()
+    assert "02_fails" in out.out and "01_ok" in out.out
+    assert "helpers publish" not in out.out  # nor is a failed run
+    assert main(["run", "--profile", "smok"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown profile 'smok'" in err and "Traceback" not in err
 
 
 def test_publish_hint_only_after_a_complete_default_run_with_this_interpreter(tmp_path, monkeypatch):
