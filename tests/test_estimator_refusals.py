@@ -156,3 +156,18 @@ def test_stacked_estimators_refuse_out_of_core_inputs_at_once(name, form, tmp_pa
     est._row = lambda *_a, **_k: pytest.fail("a base method ran before the refusal")
     with pytest.raises(InputValidationError, match="does not run out of core"):
         est.estimate(logits=target)
+
+
+def test_cbpe_on_a_tiny_reference_says_why_instead_of_a_scikit_learn_error():
+    """8 reference rows raised scikit-learn's ValueError from inside NannyML's calibration check."""
+    z = np.array([[2.0, 0.5, 0.1], [0.2, 1.5, 0.3], [0.1, 0.4, 1.8], [1.2, 1.0, 0.2],
+                  [0.3, 0.2, 0.9], [1.1, 0.1, 1.3], [0.2, 2.2, 0.4], [0.9, 0.3, 0.6]])  # fmt: skip
+    with pytest.raises(InputValidationError, match="reference of 8 rows is too small for CBPE"):
+        get_estimator("cbpe").fit(logits=z, labels=[0, 1, 2, 1, 2, 0, 1, 0])
+
+
+@pytest.mark.parametrize("name", list_estimators())
+def test_every_estimator_class_shows_its_exact_output_in_a_doctest(name):
+    """The class docstring runs on a tiny fixed input and shows the number (tests/test_examples.py runs it)."""
+    cls = type(get_estimator(name))
+    assert ">>>" in (cls.__doc__ or ""), f"{cls.__name__}: no example in its docstring"

@@ -148,6 +148,15 @@ class ATC(LabelFreeEstimator):
     threshold_ : float
     reference_accuracy_ : float
     n_classes_ : int or None (None when fitted on ``confidence=``)
+
+    Examples
+    --------
+    >>> z = np.array([[2.0, 0.5, 0.1], [0.2, 1.5, 0.3], [0.1, 0.4, 1.8], [1.2, 1.0, 0.2],
+    ...               [0.3, 0.2, 0.9], [1.1, 0.1, 1.3], [0.2, 2.2, 0.4], [0.9, 0.3, 0.6]])  # reference logits
+    >>> y = np.array([0, 1, 2, 1, 2, 0, 1, 0])  # its labels: 6 of 8 predictions right
+    >>> target = 0.6 * z[::-1]  # an unlabelled target set: the same rows, less confident
+    >>> round(ATC().fit(logits=z, labels=y).estimate(logits=target).accuracy, 4)
+    0.5
     """
 
     binary_columns = True

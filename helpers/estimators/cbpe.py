@@ -103,7 +103,14 @@ def fit_cbpe_calibrators(probs: Any, labels: Any) -> list[IsotonicRegression | N
     out: list[IsotonicRegression | None] = []
     for k in columns:
         target = (y == k).astype(np.int64)
-        if cbpe_needs_calibration(target, p[:, k]):
+        try:
+            needs = cbpe_needs_calibration(target, p[:, k])
+        except ValueError as exc:  # scikit-learn's stratified split cannot cut so small a reference
+            raise InputValidationError(
+                f"labels: a reference of {len(y)} rows is too small for CBPE's calibration check (NannyML's: 10 % "
+                f"held out in a stratified split, at least 2 rows and 2 of each outcome of class {k}) ({exc})"
+            ) from exc
+        if needs:
             out.append(IsotonicRegression(out_of_bounds="clip", increasing=True).fit(p[:, k], target))
         else:
             out.append(None)
@@ -150,6 +157,15 @@ class CBPE(LabelFreeEstimator):
     calibrators_ : list of IsotonicRegression or None
         Per calibrated column (binary: class 1 only); ``None`` where NannyML's check declined calibration.
     n_classes_ : int
+
+    Examples
+    --------
+    >>> z = np.array([[2.0, 0.5, 0.1], [0.2, 1.5, 0.3], [0.1, 0.4, 1.8], [1.2, 1.0, 0.2],
+    ...               [0.3, 0.2, 0.9], [1.1, 0.1, 1.3], [0.2, 2.2, 0.4], [0.9, 0.3, 0.6]])  # reference logits
+    >>> y = np.array([0, 1, 2, 1, 2, 0, 1, 0])  # its labels: 6 of 8 predictions right
+    >>> target = 0.6 * z[::-1]  # an unlabelled target set: the same rows, less confident
+    >>> round(CBPE().fit(logits=np.tile(z, (5, 1)), labels=np.tile(y, 5)).estimate(logits=target).accuracy, 4)
+    0.5837
     """
 
     name = "cbpe"

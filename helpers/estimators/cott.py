@@ -64,6 +64,15 @@ class COTT(LabelFreeEstimator):
         On the score ``−r`` (in [−1, 0]); ``inf`` when every reference prediction is wrong.
     reference_distribution_ : numpy.ndarray (K,)
     reference_accuracy_ : float
+
+    Examples
+    --------
+    >>> z = np.array([[2.0, 0.5, 0.1], [0.2, 1.5, 0.3], [0.1, 0.4, 1.8], [1.2, 1.0, 0.2],
+    ...               [0.3, 0.2, 0.9], [1.1, 0.1, 1.3], [0.2, 2.2, 0.4], [0.9, 0.3, 0.6]])  # reference logits
+    >>> y = np.array([0, 1, 2, 1, 2, 0, 1, 0])  # its labels: 6 of 8 predictions right
+    >>> target = 0.6 * z[::-1]  # an unlabelled target set: the same rows, less confident
+    >>> round(COTT().fit(logits=z, labels=y).estimate(logits=target).accuracy, 4)
+    0.5
     """
 
     name = "cott"

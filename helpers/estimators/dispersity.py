@@ -194,6 +194,17 @@ class NuclearNorm(LabelFreeEstimator):
         the Gram matrix is a mean of per-row outer products, so all replicates come from one matrix product with
         multinomial counts and a batched ``eigvalsh``; otherwise each replicate recomputes the Gram matrix with
         integer weights (O(n K^2) per replicate).
+
+    Examples
+    --------
+    >>> z = np.array([[2.0, 0.5, 0.1], [0.2, 1.5, 0.3], [0.1, 0.4, 1.8], [1.2, 1.0, 0.2],
+    ...               [0.3, 0.2, 0.9], [1.1, 0.1, 1.3], [0.2, 2.2, 0.4], [0.9, 0.3, 0.6]])  # reference logits
+    >>> y = np.array([0, 1, 2, 1, 2, 0, 1, 0])  # its labels: 6 of 8 predictions right
+    >>> target = 0.6 * z[::-1]  # an unlabelled target set: the same rows, less confident
+    >>> shifted = {"a": (z, y), "b": (0.5 * z, y), "c": (z[[1, 0, 3, 2, 5, 4, 7, 6]], y)}  # labelled shifted sets
+    >>> est = NuclearNorm().fit(logits=z, shifted=shifted)
+    >>> round(est.estimate(logits=target).accuracy, 4), round(est.measure(logits=target).score, 4)
+    (0.6826, 0.5145)
     """
 
     name = "nuclear_norm"
@@ -281,6 +292,17 @@ class FrechetDistance(LabelFreeEstimator):
         weights (O(n d^2) per replicate).  The bootstrap distribution of a distance is biased upward
         (resampling adds covariance noise), so the interval need not contain the point estimate for near-identical
         sets.
+
+    Examples
+    --------
+    >>> z = np.array([[2.0, 0.5, 0.1], [0.2, 1.5, 0.3], [0.1, 0.4, 1.8], [1.2, 1.0, 0.2],
+    ...               [0.3, 0.2, 0.9], [1.1, 0.1, 1.3], [0.2, 2.2, 0.4], [0.9, 0.3, 0.6]])  # reference logits
+    >>> y = np.array([0, 1, 2, 1, 2, 0, 1, 0])  # its labels: 6 of 8 predictions right
+    >>> target = 0.6 * z[::-1]  # an unlabelled target set: the same rows, less confident
+    >>> shifted = {"a": (z, y), "b": (0.5 * z, y), "c": (z[[1, 0, 3, 2, 5, 4, 7, 6]], y)}  # labelled shifted sets
+    >>> est = FrechetDistance().fit(logits=z, shifted=shifted)
+    >>> round(est.estimate(logits=target).accuracy, 4), round(est.measure(logits=target).score, 4)
+    (0.6375, 0.4806)
     """
 
     name = "frechet"

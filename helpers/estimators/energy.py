@@ -160,6 +160,17 @@ class AverageEnergy(_EnergyEstimator):
         Maps the score to an accuracy fraction; default: the line fitted on ``fit(shifted=...)``.
     n_boot, level, random_state
         Bootstrap settings (defaults 200, 0.95, seed 0).
+
+    Examples
+    --------
+    >>> z = np.array([[2.0, 0.5, 0.1], [0.2, 1.5, 0.3], [0.1, 0.4, 1.8], [1.2, 1.0, 0.2],
+    ...               [0.3, 0.2, 0.9], [1.1, 0.1, 1.3], [0.2, 2.2, 0.4], [0.9, 0.3, 0.6]])  # reference logits
+    >>> y = np.array([0, 1, 2, 1, 2, 0, 1, 0])  # its labels: 6 of 8 predictions right
+    >>> target = 0.6 * z[::-1]  # an unlabelled target set: the same rows, less confident
+    >>> shifted = {"a": (z, y), "b": (0.5 * z, y), "c": (z[[1, 0, 3, 2, 5, 4, 7, 6]], y)}  # labelled shifted sets
+    >>> est = AverageEnergy().fit(logits=z, shifted=shifted)
+    >>> round(est.estimate(logits=target).accuracy, 4), round(est.measure(logits=target).score, 4)
+    (0.692, 1.6138)
     """
 
     name = "average_energy"
@@ -193,6 +204,17 @@ class MDE(_EnergyEstimator):
         shifted sets, paper 5 Algorithm 1); default: the line that ``fit(shifted=...)`` fits.
     n_boot, level, random_state
         Bootstrap settings (defaults 200, 0.95, seed 0).
+
+    Examples
+    --------
+    >>> z = np.array([[2.0, 0.5, 0.1], [0.2, 1.5, 0.3], [0.1, 0.4, 1.8], [1.2, 1.0, 0.2],
+    ...               [0.3, 0.2, 0.9], [1.1, 0.1, 1.3], [0.2, 2.2, 0.4], [0.9, 0.3, 0.6]])  # reference logits
+    >>> y = np.array([0, 1, 2, 1, 2, 0, 1, 0])  # its labels: 6 of 8 predictions right
+    >>> target = 0.6 * z[::-1]  # an unlabelled target set: the same rows, less confident
+    >>> shifted = {"a": (z, y), "b": (0.5 * z, y), "c": (z[[1, 0, 3, 2, 5, 4, 7, 6]], y)}  # labelled shifted sets
+    >>> est = MDE().fit(logits=z, shifted=shifted)
+    >>> round(est.estimate(logits=target).accuracy, 4), round(est.measure(logits=target).score, 4)
+    (0.7162, 2.0877)
     """
 
     def __init__(

@@ -54,6 +54,15 @@ class ConfusionMatrixShift(LabelFreeEstimator):
     ----------
     n_boot, level, random_state
         Bootstrap settings (defaults 200, 0.95, seed 0).
+
+    Examples
+    --------
+    >>> z = np.array([[2.0, 0.5, 0.1], [0.2, 1.5, 0.3], [0.1, 0.4, 1.8], [1.2, 1.0, 0.2],
+    ...               [0.3, 0.2, 0.9], [1.1, 0.1, 1.3], [0.2, 2.2, 0.4], [0.9, 0.3, 0.6]])  # reference logits
+    >>> y = np.array([0, 1, 2, 1, 2, 0, 1, 0])  # its labels: 6 of 8 predictions right
+    >>> target = 0.6 * z[::-1]  # an unlabelled target set: the same rows, less confident
+    >>> round(ConfusionMatrixShift().fit(logits=z, labels=y).estimate(logits=target).accuracy, 4)
+    0.7523
     """
 
     name = "confusion_matrix_shift"
