@@ -363,10 +363,10 @@ def test_notebook_01_settings_are_shared_with_notebook_06():
     assert cfg.disc_kind == scan_over.get("disc_kind", params["disc_kind"])
     smoke = pipeline_config(notebook_parameters("smoke"), "scan")
     assert smoke.disc_kind == "scratch" and smoke.disc_freeze_layers == 0  # frozen layers are MiniLM-only
-    assert (
-        pipeline_config(notebook_parameters("default", parser_steps=7, task_overrides={}), "pos").parser_steps
-        == 7
-    )
+    short = notebook_parameters("default", parser_steps=7, snapshot_every=1, task_overrides={})
+    assert pipeline_config(short, "pos").parser_steps == 7
+    with pytest.raises(InputValidationError, match="exceeds parser_steps"):  # 5 snapshots every 400 steps > 7
+        pipeline_config(notebook_parameters("default", parser_steps=7, task_overrides={}), "pos")
     with pytest.raises(InputValidationError, match="not parameters"):
         notebook_parameters("default", no_such_knob=1)
     with pytest.raises(InputValidationError, match="PipelineConfig"):
