@@ -182,10 +182,8 @@ class AverageConfidence(_ConfidenceEstimator):
 
     Examples
     --------
-    >>> z = np.array([[2.0, 0.5, 0.1], [0.2, 1.5, 0.3], [0.1, 0.4, 1.8], [1.2, 1.0, 0.2],
-    ...               [0.3, 0.2, 0.9], [1.1, 0.1, 1.3], [0.2, 2.2, 0.4], [0.9, 0.3, 0.6]])  # reference logits
-    >>> y = np.array([0, 1, 2, 1, 2, 0, 1, 0])  # its labels: 6 of 8 predictions right
-    >>> target = 0.6 * z[::-1]  # an unlabelled target set: the same rows, less confident
+    >>> from helpers.estimators.examples import example_sets
+    >>> z, y, target, shifted = example_sets()  # 8 rows of 3-class logits (6 right), a less confident target
     >>> round(AverageConfidence().estimate(logits=target).accuracy, 4)
     0.489
     """
@@ -216,11 +214,8 @@ class AverageNegativeEntropy(_ConfidenceEstimator):
 
     Examples
     --------
-    >>> z = np.array([[2.0, 0.5, 0.1], [0.2, 1.5, 0.3], [0.1, 0.4, 1.8], [1.2, 1.0, 0.2],
-    ...               [0.3, 0.2, 0.9], [1.1, 0.1, 1.3], [0.2, 2.2, 0.4], [0.9, 0.3, 0.6]])  # reference logits
-    >>> y = np.array([0, 1, 2, 1, 2, 0, 1, 0])  # its labels: 6 of 8 predictions right
-    >>> target = 0.6 * z[::-1]  # an unlabelled target set: the same rows, less confident
-    >>> shifted = {"a": (z, y), "b": (0.5 * z, y), "c": (z[[1, 0, 3, 2, 5, 4, 7, 6]], y)}  # labelled shifted sets
+    >>> from helpers.estimators.examples import example_sets
+    >>> z, y, target, shifted = example_sets()  # 8 rows of 3-class logits (6 right), a less confident target
     >>> est = AverageNegativeEntropy().fit(logits=z, shifted=shifted)
     >>> round(est.estimate(logits=target).accuracy, 4), round(est.measure(logits=target).score, 4)
     (0.6998, -1.0278)
@@ -288,10 +283,8 @@ class DoC(_ConfidenceEstimator):
 
     Examples
     --------
-    >>> z = np.array([[2.0, 0.5, 0.1], [0.2, 1.5, 0.3], [0.1, 0.4, 1.8], [1.2, 1.0, 0.2],
-    ...               [0.3, 0.2, 0.9], [1.1, 0.1, 1.3], [0.2, 2.2, 0.4], [0.9, 0.3, 0.6]])  # reference logits
-    >>> y = np.array([0, 1, 2, 1, 2, 0, 1, 0])  # its labels: 6 of 8 predictions right
-    >>> target = 0.6 * z[::-1]  # an unlabelled target set: the same rows, less confident
+    >>> from helpers.estimators.examples import example_sets
+    >>> z, y, target, shifted = example_sets()  # 8 rows of 3-class logits (6 right), a less confident target
     >>> round(DoC().fit(logits=z, labels=y).estimate(logits=target).accuracy, 4)
     0.6531
     """
@@ -343,10 +336,8 @@ class MaxProbThreshold(_ConfidenceEstimator):
 
     Examples
     --------
-    >>> z = np.array([[2.0, 0.5, 0.1], [0.2, 1.5, 0.3], [0.1, 0.4, 1.8], [1.2, 1.0, 0.2],
-    ...               [0.3, 0.2, 0.9], [1.1, 0.1, 1.3], [0.2, 2.2, 0.4], [0.9, 0.3, 0.6]])  # reference logits
-    >>> y = np.array([0, 1, 2, 1, 2, 0, 1, 0])  # its labels: 6 of 8 predictions right
-    >>> target = 0.6 * z[::-1]  # an unlabelled target set: the same rows, less confident
+    >>> from helpers.estimators.examples import example_sets
+    >>> z, y, target, shifted = example_sets()  # 8 rows of 3-class logits (6 right), a less confident target
     >>> round(MaxProbThreshold().estimate(logits=target).accuracy, 4)
     0.5
     """

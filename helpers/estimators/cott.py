@@ -67,10 +67,8 @@ class COTT(LabelFreeEstimator):
 
     Examples
     --------
-    >>> z = np.array([[2.0, 0.5, 0.1], [0.2, 1.5, 0.3], [0.1, 0.4, 1.8], [1.2, 1.0, 0.2],
-    ...               [0.3, 0.2, 0.9], [1.1, 0.1, 1.3], [0.2, 2.2, 0.4], [0.9, 0.3, 0.6]])  # reference logits
-    >>> y = np.array([0, 1, 2, 1, 2, 0, 1, 0])  # its labels: 6 of 8 predictions right
-    >>> target = 0.6 * z[::-1]  # an unlabelled target set: the same rows, less confident
+    >>> from helpers.estimators.examples import example_sets
+    >>> z, y, target, shifted = example_sets()  # 8 rows of 3-class logits (6 right), a less confident target
     >>> round(COTT().fit(logits=z, labels=y).estimate(logits=target).accuracy, 4)
     0.5
     """
