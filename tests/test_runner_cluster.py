@@ -256,24 +256,9 @@ def test_units_of_notebooks_run_on_every_worker(graph_dir):
 def test_ctrl_c_ends_a_cluster_run_at_once_and_records_it(graph_dir):
     """Ctrl-C while a notebook's kernel runs on the cluster: the runner exits within seconds (it does not wait
     for the notebook), says how to resume, and the run's status says interrupted."""
-    import os
     import signal
 
-    write_notebook(graph_dir / "05_long.ipynb", "n = 1", ["import time\ntime.sleep(120)"])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "helpers", "run", "--profile", "smoke", "--only", "05", "--workers", "2",
-         "--no-progress"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        # as a foreground run: a test session started in the background inherits SIGINT ignored, and a Python
-        # started with SIGINT ignored never raises KeyboardInterrupt
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
-    for _ in range(600):  # the run has started its notebook
-        folders = run_dirs("smoke")
-        status = folders[-1] / "run_status.json" if folders else None
-        if status is not None and status.exists() and "05_long" in status.read_text():
-            break
-        time.sleep(0.1)
+    proc, status = _start_sleeping_run(graph_dir, "--workers", "2", foreground=True)
     time.sleep(8.0)  # the kernel is up and sleeping
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)  # the notebook sleeps 120 s: the runner did not wait for it
@@ -282,15 +267,20 @@ def test_ctrl_c_ends_a_cluster_run_at_once_and_records_it(graph_dir):
     assert json.loads(status.read_text())["_run"]["status"] == "interrupted"
 
 
-def _start_sleeping_run(graph_dir, *extra: str, only: str = "05") -> tuple[subprocess.Popen, Path]:
+def _start_sleeping_run(graph_dir, *extra: str, only: str = "05", foreground: bool = False
+                        ) -> tuple[subprocess.Popen, Path]:  # fmt: skip
     """``helpers run`` of ``only`` (05: a notebook that sleeps 120 s); returns the process and its status file once
-    the sleeping notebook has started."""
+    the sleeping notebook has started.  ``foreground``: SIGINT restored to its default in the child, as in a
+    terminal's foreground job (a test session started in the background inherits SIGINT ignored, and a Python
+    started with SIGINT ignored never raises KeyboardInterrupt)."""
     import os
+    import signal
 
     write_notebook(graph_dir / "05_long.ipynb", "n = 1", ["import time\ntime.sleep(120)"])
     proc = subprocess.Popen(
         [sys.executable, "-m", "helpers", "run", "--profile", "smoke", "--only", only, "--no-progress", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) if foreground else None,
     )  # fmt: skip
     for _ in range(600):
         folders = run_dirs("smoke")
