@@ -43,6 +43,7 @@ __all__ = [
     "Claim",
     "Decision",
     "VERDICTS",
+    "INTERVAL_VERDICTS",
     "CLAIM_COLUMNS",
     "verdict",
     "clopper_pearson",
@@ -55,16 +56,23 @@ __all__ = [
     "stability_table",
     "claims_csv",
     "tally",
+    "superseded",
+    "format_estimate",
     "render_details",
 ]
 
-VERDICTS = ("holds", "fails", "undecided")
+#: what an interval says of its criterion (:func:`verdict`)
+INTERVAL_VERDICTS = ("holds", "fails", "undecided")
+#: a claim's verdict in ``claims.csv``: the interval's, ``underpowered`` where its rule cannot decide at its sample
+#: (:mod:`helpers.claims_power`), ``untested`` where the project has no data for it
+VERDICTS = (*INTERVAL_VERDICTS, "underpowered", "untested")
 _DIRECTIONS = (">=", ">", "<=", "<")
 #: the columns of ``figures/claims.csv`` (one row per distinct claim)
 CLAIM_COLUMNS = [
     "paper", "id", "statement", "source", "quantity", "criterion", "criterion_source", "estimate", "low", "high",
     "verdict", "setups_held", "setups", "seeds_held", "seeds", "own", "exploratory", "notebook", "rationale",
-    "seed_verdicts",
+    "seed_verdicts", "superseded_by", "group", "interval_verdict", "size", "power", "needed", "paper_estimate",
+    "paper_verdict",
 ]  # fmt: skip
 
 
@@ -111,6 +119,15 @@ class Claim:
         arguments for a plausible frame where the claim holds and one where it fails (the tests decide both).
     own, exploratory : bool
         The benchmark's own hypothesis; a reading chosen after results were known.  Both stay out of the tally.
+    superseded_by : str
+        The id of the claim that replaced this one's rule (its record stays; it leaves the tally).
+    group : str
+        ``"paper"`` (a claim of the five papers: their tally), ``"method"`` (a claim of another method's own paper,
+        decided on the same data, counted apart) or ``"own"`` (the benchmark's); default: ``"own"`` for an own claim,
+        else ``"paper"``.
+    untested : str
+        Why the project cannot decide the claim (its data are not available); the verdict is ``untested`` and
+        ``decide`` is not called.
     """
 
     id: str
@@ -126,12 +143,19 @@ class Claim:
     cases: Mapping[str, Callable[[], dict[str, Any]]] = field(default_factory=dict)
     own: bool = False
     exploratory: bool = False
+    superseded_by: str = ""
+    group: str = ""
+    untested: str = ""
 
     def __post_init__(self) -> None:
         if self.direction not in _DIRECTIONS:
             raise InputValidationError(f"direction: expected one of {_DIRECTIONS}, got {self.direction!r}")
         if self.criterion_source not in ("paper", "ours"):
             raise InputValidationError(f"criterion_source: expected 'paper' or 'ours', got {self.criterion_source!r}")
+        if self.group not in ("", "paper", "method", "own"):
+            raise InputValidationError(f"group: expected 'paper', 'method' or 'own', got {self.group!r}")
+        if not self.group:
+            object.__setattr__(self, "group", "own" if self.own else "paper")
         if not self.source.strip() or not self.statement.strip():
             raise InputValidationError(f"claim {self.id!r}: statement and source must not be empty")
 
@@ -140,12 +164,16 @@ class Claim:
         return f"{self.quantity} {self.direction} {self.threshold:g} (95 % interval)"
 
     def verdict(self, decision: Decision) -> str:
-        """``holds`` / ``fails`` / ``undecided`` for ``decision`` under this claim's criterion (:func:`verdict`)."""
+        """``holds`` / ``fails`` / ``undecided`` for ``decision`` under this claim's criterion (:func:`verdict`);
+        ``untested`` for a claim the project has no data for."""
+        if self.untested:
+            return "untested"
         return verdict(decision.low, decision.high, self.threshold, self.direction)
 
     def run(self, **inputs: Any) -> tuple[Decision, str]:
-        """Decide on ``inputs``: the decision and its verdict."""
-        decision = self.decide(**inputs)
+        """Decide on ``inputs``: the decision and its verdict (an untested claim: no decision, its reason)."""
+        decision = Decision(float("nan"), float("nan"), float("nan"), note=self.untested) if self.untested else (
+            self.decide(**inputs))
         return decision, self.verdict(decision)
 
 
@@ -277,6 +305,7 @@ def record_claim(
         "rationale": claim.rationale, "estimate": _plain(decision.estimate), "low": _plain(decision.low),
         "high": _plain(decision.high), "verdict": claim.verdict(decision), "setups_held": decision.setups_held,
         "setups": decision.setups, "own": claim.own, "exploratory": claim.exploratory, "note": decision.note,
+        "superseded_by": claim.superseded_by, "group": claim.group,
         "profile": os.environ.get("HELPERS_PROFILE", ""),
     }  # fmt: skip
     folder = _claims_dir(results)
@@ -296,10 +325,15 @@ def decide_and_record(claims: Sequence[Claim], inputs: Mapping[str, Mapping[str,
         raise InputValidationError(f"inputs: unknown claim ids {unknown}; registered: {sorted(by_id)}")
     rows = []
     for cid, kwargs in inputs.items():
-        entry = record_claim(by_id[cid], by_id[cid].decide(**kwargs), **kw)
+        entry = record_claim(by_id[cid], by_id[cid].run(**kwargs)[0], **kw)
         rows.append({k: entry[k] for k in ("id", "estimate", "low", "high", "verdict", "setups_held", "setups",
                                            "exploratory")})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+#: columns that publishing adds (seeds, the rule's size and power); a run's records do not have them
+_PUBLISH_ONLY = ("seeds_held", "seeds", "seed_verdicts", "interval_verdict", "size", "power", "needed",
+                 "paper_estimate", "paper_verdict")
 
 
 def collect_claims(results: str | os.PathLike[str]) -> pd.DataFrame:
@@ -312,7 +346,7 @@ def collect_claims(results: str | os.PathLike[str]) -> pd.DataFrame:
                 rows.append(json.loads(line))
             except json.JSONDecodeError:  # a line cut by a hard kill
                 continue
-    columns = [c for c in CLAIM_COLUMNS if c not in ("seeds_held", "seeds", "seed_verdicts")] + ["note"]
+    columns = [c for c in CLAIM_COLUMNS if c not in _PUBLISH_ONLY] + ["note"]
     if not rows:
         return pd.DataFrame(columns=columns)
     df = pd.DataFrame(rows).drop_duplicates("id", keep="last")
@@ -333,12 +367,14 @@ def stability_table(runs: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
                "verdicts": "; ".join(f"seed {s}: {v}" for s, v in zip(g.seed, g.verdict)),
                "changes": g.verdict.nunique() > 1}  # fmt: skip
         for s, e, lo, hi in zip(g.seed, g.estimate, g.low, g.high):
-            row[f"seed {s}"] = f"{_fmt(e)} [{_fmt(lo)}, {_fmt(hi)}]"
+            row[f"seed {s}"] = f"{format_estimate(e)} [{format_estimate(lo)}, {format_estimate(hi)}]"
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _fmt(v: Any) -> str:
+def format_estimate(v: Any) -> str:
+    """An estimate as the claims' tables show it: three significant digits, ``nan`` for a missing one, ``""`` for
+    text."""
     try:
         v = float(v)
     except (TypeError, ValueError):
@@ -346,10 +382,17 @@ def _fmt(v: Any) -> str:
     return "nan" if not math.isfinite(v) else f"{v:.3g}"
 
 
-def claims_csv(claims: pd.DataFrame, stability: pd.DataFrame | None = None) -> pd.DataFrame:
+def claims_csv(claims: pd.DataFrame, stability: pd.DataFrame | None = None,
+               power: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
     """The ``figures/claims.csv`` table: ``claims`` (:func:`collect_claims`) with ``seeds_held`` / ``seeds`` from
-    ``stability`` (:func:`stability_table`; without it, this run's verdict on its one seed)."""
+    ``stability`` (:func:`stability_table`; without it, this run's verdict on its one seed) and each rule's size and
+    power from ``power`` (``figures/claims_power.csv``): a rule that cannot decide at its sample makes the verdict
+    ``underpowered`` (:func:`helpers.claims_power.apply_power`; ``interval_verdict`` keeps the interval's)."""
+    from helpers.claims_power import apply_power
+
     df = claims.copy()
+    if "interval_verdict" in df:  # re-applying to a published table: start from what the intervals said
+        df["verdict"] = df["interval_verdict"].where(df["interval_verdict"].notna(), df["verdict"])
     df["seeds"] = 1
     df["seeds_held"] = (df["verdict"] == "holds").astype(int)
     df["seed_verdicts"] = ""
@@ -359,6 +402,8 @@ def claims_csv(claims: pd.DataFrame, stability: pd.DataFrame | None = None) -> p
         df.loc[known, "seeds"] = df.loc[known, "id"].map(st["seeds"]).astype(int)
         df.loc[known, "seeds_held"] = df.loc[known, "id"].map(st["seeds_held"]).astype(int)
         df.loc[known, "seed_verdicts"] = df.loc[known, "id"].map(st["verdicts"])
+    df = apply_power(df.drop(columns=["size", "power", "needed", "paper_estimate", "paper_verdict"], errors="ignore"),
+                     power)
     return df.reindex(columns=CLAIM_COLUMNS).reset_index(drop=True)
 
 
@@ -366,14 +411,23 @@ def _flag(v: Any) -> bool:
     return str(v).strip().lower() in ("true", "1", "1.0")
 
 
+def superseded(claims: pd.DataFrame) -> pd.Series:
+    """True for the rows of ``claims`` whose rule another claim id replaced (``superseded_by`` set)."""
+    if "superseded_by" not in claims:
+        return pd.Series(False, index=claims.index)
+    col = claims["superseded_by"]
+    return col.notna() & col.astype(str).str.strip().ne("") & col.astype(str).str.lower().ne("nan")
+
+
 def tally(claims: pd.DataFrame) -> pd.DataFrame:
-    """Per paper: distinct paper claims that hold / fail / are undecided, with the benchmark's own claims apart and
-    exploratory readings left out."""
-    cols = ["paper", "kind", "claims", "holds", "fails", "undecided"]
+    """Per paper: distinct paper claims per verdict (:data:`VERDICTS`), with the benchmark's own claims apart and
+    exploratory readings and superseded rules left out."""
+    cols = ["paper", "kind", "claims", *VERDICTS]
     if claims.empty:
         return pd.DataFrame(columns=cols)
-    df = claims[~claims["exploratory"].map(_flag)].copy()
-    df["kind"] = np.where(df["own"].map(_flag), "own", "paper")
+    df = claims[~claims["exploratory"].map(_flag) & ~superseded(claims)].copy()
+    group = df["group"] if "group" in df else pd.Series("", index=df.index)
+    df["kind"] = np.where(df["own"].map(_flag), "own", np.where(group.astype(str).eq("method"), "method", "paper"))
     rows = []
     for (paper, kind), g in df.groupby(["paper", "kind"], sort=True):
         rows.append({"paper": paper, "kind": kind, "claims": len(g),
@@ -395,6 +449,6 @@ def render_details(folder: str | os.PathLike[str], claims: pd.DataFrame) -> str:
         head = f"## `{cid}`"
         if cid in by_id.index:
             r = by_id.loc[cid]
-            head += f" — {r['verdict']} ({r['quantity']}: {_fmt(r['estimate'])} [{_fmt(r['low'])}, {_fmt(r['high'])}])"
+            head += f" — {r['verdict']} ({r['quantity']}: {format_estimate(r['estimate'])} [{format_estimate(r['low'])}, {format_estimate(r['high'])}])"
         parts += [head, to_markdown(pd.read_csv(path))]
     return "\n\n".join(p.rstrip() for p in parts) + "\n"

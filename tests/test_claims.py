@@ -51,7 +51,11 @@ def test_every_claim_id_is_unique_and_has_its_words_source_and_criterion():
 
 @pytest.mark.parametrize("claim", ALL, ids=[c.id for c in ALL])
 def test_every_claim_holds_on_its_holding_case_and_fails_on_its_failing_case(claim):
-    """A claim that cannot fail is not a claim: each one decides a plausible frame each way."""
+    """A claim that cannot fail is not a claim: each one decides a plausible frame each way (an untested claim says
+    why it cannot be decided instead)."""
+    if claim.untested:
+        assert claim.run()[1] == "untested" and len(claim.untested) > 20 and not claim.cases, claim.id
+        return
     assert set(claim.cases) == {"holds", "fails"}, claim.id
     for expected, make in claim.cases.items():
         decision, got = claim.run(**make())
@@ -105,10 +109,11 @@ def test_a_claim_without_source_or_with_a_bad_criterion_is_refused():
         Claim(source="s", **{**kw, "direction": "about"})
 
 
-def _claim(cid: str, *, own: bool = False, exploratory: bool = False) -> Claim:
+def _claim(cid: str, *, own: bool = False, exploratory: bool = False, superseded_by: str = "") -> Claim:
     return Claim(id=cid, paper="benchmark" if own else "P9", statement="s", source="paper 9, Table 1", quantity="q",
                  threshold=0.5, direction=">", criterion_source="ours", rationale="r", own=own,
-                 exploratory=exploratory, decide=lambda v: Decision(v, v - 0.1, v + 0.1))  # fmt: skip
+                 exploratory=exploratory, superseded_by=superseded_by,
+                 decide=lambda v: Decision(v, v - 0.1, v + 0.1))  # fmt: skip
 
 
 def test_records_read_back_one_row_per_claim_last_wins(tmp_path):
@@ -133,11 +138,18 @@ def test_decide_and_record_refuses_an_unknown_id(tmp_path):
 
 def test_tally_counts_distinct_paper_claims_and_keeps_own_and_exploratory_apart(tmp_path):
     for cid, v, kw in [("p9.a", 1.0, {}), ("p9.b", 0.0, {}), ("p9.c", 0.5, {}), ("p9.d", 1.0, {"exploratory": True}),
-                       ("bench.e", 1.0, {"own": True})]:  # fmt: skip
+                       ("p9.f", 1.0, {"superseded_by": "p9.a"}), ("bench.e", 1.0, {"own": True})]:  # fmt: skip
         record_claim(_claim(cid, **kw), Decision(v, v - 0.1, v + 0.1), notebook="nb", results=tmp_path)
-    t = tally(collect_claims(tmp_path)).set_index(["paper", "kind"])
-    assert t.loc[("P9", "paper")].to_dict() == {"claims": 3, "holds": 1, "fails": 1, "undecided": 1}
-    assert t.loc[("benchmark", "own")].to_dict() == {"claims": 1, "holds": 1, "fails": 0, "undecided": 0}
+    claims = collect_claims(tmp_path)
+    t = tally(claims).set_index(["paper", "kind"])
+    none = {"underpowered": 0, "untested": 0}
+    assert t.loc[("P9", "paper")].to_dict() == {"claims": 3, "holds": 1, "fails": 1, "undecided": 1} | none
+    assert t.loc[("benchmark", "own")].to_dict() == {"claims": 1, "holds": 1, "fails": 0, "undecided": 0} | none
+    power = pd.DataFrame({"id": ["p9.a"], "size": [0.2], "power": [0.9], "needed": ["40 setups"],
+                          "decidable": [False]})  # fmt: skip
+    t = tally(claims_csv(claims, power=power)).set_index(["paper", "kind"])  # a rule that cannot decide: apart
+    assert t.loc[("P9", "paper")].to_dict() == {"claims": 3, "holds": 0, "fails": 1, "undecided": 1,
+                                                "underpowered": 1, "untested": 0}  # fmt: skip
 
 
 def test_stability_table_counts_seeds_and_names_the_claims_that_change(tmp_path):

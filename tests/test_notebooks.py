@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from helpers.claims import VERDICTS
 from helpers.run import runner
 from helpers.run.runner import list_notebooks, load_profile
 
@@ -86,7 +87,7 @@ def test_notebook_smoke(name, smoke_run):
     assert not moved, f"{name}: smoke values outside their tolerance (tests/expected/smoke_metrics.csv):\n" + "\n".join(moved)
     if name not in ("00_example", "07_monitoring"):  # every paper notebook decides its registered claims
         claims = folder / "results" / "claims" / f"{name}.jsonl"
-        assert claims.exists() and all(json.loads(x)["verdict"] in ("holds", "fails", "undecided")
+        assert claims.exists() and all(json.loads(x)["verdict"] in VERDICTS
                                        for x in claims.read_text().splitlines()), f"{name} decided no claim"  # fmt: skip
 
 

@@ -76,7 +76,8 @@ def test_write_report_and_readme_roundtrip(recorded, tmp_path):
     text = readme.read_text()
     assert "old text" not in text and text.startswith("# title") and text.rstrip().endswith("after")
     assert "Paper claims: 2 distinct, 1 hold, 1 fail, 0 undecided" in text
-    assert "| `03_x` |" in text and "| 1 / 0 / 0 |" in text  # one row per notebook: holds / fails / undecided
+    assert "| `03_x` |" in text and "| 1 / 0 / 0 / 0 / 0 |" in text  # per notebook: holds / fails / undecided /
+    # underpowered / untested
     assert (figs / "claims.csv").exists()
     md = md_path.read_text()
     assert "## Run times" in md and "| 05_x | rho |" in md and "-0.042" in md
@@ -138,7 +139,9 @@ def test_summary_csv_reads_back_with_verdicts():
         pytest.skip("no committed summary")
     frame, _ = summary.load_summary(figs)
     claims = summary.load_claims(figs)
-    assert set(claims["verdict"]) <= {"holds", "fails", "undecided"}
+    assert set(claims["verdict"]) <= {"holds", "fails", "undecided", "underpowered", "untested"}
+    weak = claims["verdict"] == "underpowered"  # a rule that cannot decide says why, with the interval's verdict kept
+    assert claims.loc[weak, "interval_verdict"].isin(["holds", "fails", "undecided"]).all()
     assert claims["source"].astype(str).str.strip().ne("").all()  # no claim without its source
     assert pd.api.types.is_numeric_dtype(frame["value"])
 

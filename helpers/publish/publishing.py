@@ -111,7 +111,9 @@ def publish(
     merged = pd.concat([old[~old.notebook.isin(chosen)], new], ignore_index=True)
     merged = merged.sort_values("notebook", kind="stable")
     merged.to_csv(old_csv, index=False)
-    _merge_claims(dest / "claims.csv", claims_csv(collect_claims(run / "results")), chosen)
+    recorded_claims = collect_claims(run / "results")
+    _merge_claims(dest / "claims.csv", claims_csv(recorded_claims, published_stability(dest, recorded_claims),
+                                                  read_power(dest)), chosen)  # fmt: skip
     _copy_claim_details(run / "results" / "claims", dest / "claims", chosen)
     (dest / "claims_detail.md").write_text(render_details(dest / "claims", load_claims(dest)), encoding="utf-8")
     times_csv = dest / "run_times.csv"
@@ -194,6 +196,44 @@ def _copy_claim_details(source: Path, dest: Path, chosen: list[str]) -> None:
             shutil.copy2(f, dest / f.name)
 
 
+def read_power(dest: Path) -> pd.DataFrame | None:
+    """``claims_power.csv`` of ``dest`` (each rule's size and power, ``benchmarks/claims_power.py``), if any."""
+    path = Path(dest) / "claims_power.csv"
+    return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.exists() else None
+
+
+def published_stability(dest: Path, claims: pd.DataFrame) -> pd.DataFrame | None:
+    """The committed seeds table (``claims_seeds.csv``) for the claims whose seed-0 entry is this run's estimate
+    (same value to three significant digits): publishing a run keeps the seeds that were decided with it."""
+    from helpers.claims import format_estimate
+
+    path = Path(dest) / "claims_seeds.csv"
+    if not path.exists() or claims.empty:
+        return None
+    table = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    if "seed 0" not in table:
+        return None
+    mine = claims.set_index("id")["estimate"].map(format_estimate)
+    same = table["id"].map(mine).eq(table["seed 0"].astype(str).str.split(" ").str[0])
+    return table[same].reset_index(drop=True)
+
+
+def apply_published_power(dest: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+    """Re-derive ``dest``'s ``claims.csv`` verdicts from the intervals it holds, its seeds table and its rules' size
+    and power (``underpowered`` where a rule cannot decide at its sample), and, for the repository's figures,
+    re-render what quotes them (summary, README section, reports' blocks)."""
+    from helpers.claims import claims_csv
+    from helpers.publish.summary import load_claims
+
+    folder = Path(dest) if dest is not None else published_dir()
+    claims = load_claims(folder)
+    out = claims_csv(claims, published_stability(folder, claims), read_power(folder))
+    out.to_csv(folder / "claims.csv", index=False)
+    if folder.resolve() == published_dir().resolve() and (folder / "summary.csv").exists():
+        render_published(folder, readme=REPO_ROOT / "README.md", reports=REPO_ROOT / "docs/reproductions")
+    return out
+
+
 def _merge_claims(path: Path, new: pd.DataFrame, chosen: list[str]) -> None:
     """``claims.csv``: the chosen notebooks' claims replace theirs; the others' are kept (the seeds' columns of a
     kept claim too, until :func:`helpers.claims.stability_table` is published again)."""
@@ -267,7 +307,8 @@ def seeds_stability(profile: str = "default", *, destination: str | os.PathLike[
         + to_markdown(table) + "\n", encoding="utf-8")  # fmt: skip
     claims = load_claims(dest)
     if len(claims):
-        claims_csv(claims.drop(columns=["seeds_held", "seeds", "seed_verdicts"], errors="ignore"), table).to_csv(
+        claims_csv(claims.drop(columns=["seeds_held", "seeds", "seed_verdicts"], errors="ignore"), table,
+                   read_power(dest)).to_csv(
             dest / "claims.csv", index=False)
     if destination is None and (dest / "summary.csv").exists():  # the committed figures: what quotes them follows
         render_published(dest, profile=profile, readme=REPO_ROOT / "README.md", reports=REPO_ROOT / "docs/reproductions")

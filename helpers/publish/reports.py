@@ -50,12 +50,11 @@ REPORTS: dict[str, tuple[str, str]] = {
     "06_benchmark": ("benchmark.md", "benchmark of every estimator"),
 }
 #: the README's headline per notebook: (record name, a ``labels`` substring, what it is, on which basis, the claim
-#: whose verdict it carries).  Each is the same quantity on the same basis as the paper's number beside it.
+#: whose verdict it carries).  Each is the same quantity on the same basis as the paper's number beside it; a notebook
+#: without a like-for-like number (03 runs a few of the paper's twelve Amazon pairs) has none.
 HEADLINES: dict[str, tuple[str, str, str, str]] = {
     "01_discriminator_bounds": ("fraction_sets_within_bounds", "", "sets with gold within the bounds",
                                 "p1.gold_within_bounds"),
-    "03_self_training": ("mae", "arch=typical, category=amazon, method=Ours (RM)",
-                         "RM's MAE on the Amazon pairs run (paper: mean of 12 pairs)", "p3.rm_lowest_mae"),
     "04_attribution_ranking": ("acc_mean_over_settings", "", "ACC ranking accuracy, mean of the settings (%)",
                                "p4.acc_strong_baseline"),
     "05_mde": ("cifar10_resnet20_MDE_r2_95sets", "", "MDE R², 95 CIFAR-10-C sets, ResNet-20",
@@ -98,13 +97,23 @@ def _flag(v) -> bool:
     return str(v).strip().lower() in ("true", "1", "1.0")
 
 
+#: the verdicts in the order the reports and the README count them
+COUNTED = "holds / fails / undecided / underpowered / untested"
+
+
 def _counts(mine: pd.DataFrame) -> str:
-    paper = mine[~mine["own"].map(_flag) & ~mine["exploratory"].map(_flag)]
-    own = mine[mine["own"].map(_flag) & ~mine["exploratory"].map(_flag)]
+    from helpers.claims import superseded
+
+    kept = mine[~mine["exploratory"].map(_flag) & ~superseded(mine)]
+    method = kept["group"].astype(str).eq("method") if "group" in kept else pd.Series(False, index=kept.index)
+    is_own = kept["own"].map(_flag)
+    paper, others, own = kept[~is_own & ~method], kept[method & ~is_own], kept[is_own]
     out = []
     if len(paper):
         v = paper["verdict"].value_counts()
-        out.append(" / ".join(str(int(v.get(k, 0))) for k in ("holds", "fails", "undecided")))
+        out.append(" / ".join(str(int(v.get(k, 0))) for k in COUNTED.split(" / ")))
+    if len(others):
+        out.append(f"other methods' papers: {int((others['verdict'] == 'holds').sum())} of {len(others)} hold")
     if len(own):
         out.append(f"own: {int((own['verdict'] == 'holds').sum())} of {len(own)} hold")
     return "; ".join(out) if out else "-"
@@ -129,7 +138,7 @@ def paper_rows(frame: pd.DataFrame, claims: pd.DataFrame, times: pd.DataFrame) -
         if report:
             links.insert(0, f"[report](docs/reproductions/{report})")
         rows.append({
-            "notebook": f"`{stem}`", "reproduces": paper, "claims: holds / fails / undecided": _counts(mine),
+            "notebook": f"`{stem}`", "reproduces": paper, f"claims: {COUNTED}": _counts(mine),
             "headline: ours (paper)": headline,
             "time side by side (CPU)": (f"{float(wall.iloc[0]) / 60:.1f} min" if len(wall) and pd.notna(wall.iloc[0])
                                         else "") + (f" ({float(cpu.iloc[0]) / 60:.1f})" if len(cpu) and pd.notna(cpu.iloc[0])
@@ -146,14 +155,26 @@ def claim_bullets(claims: pd.DataFrame) -> str:
     def of(held, n) -> str:
         return "" if pd.isna(n) or n == "" else f"{int(float(held))} of {int(float(n))}"
 
+    def rule(r) -> str:
+        """What the rule's simulation says (claims_power.csv), where it cannot decide at its sample."""
+        if r.verdict != "underpowered":
+            return ""
+        need = str(getattr(r, "needed", "") or "")
+        return (f"; the interval alone says {getattr(r, 'interval_verdict', '')}, but the rule's size is "
+                f"{_fmt(getattr(r, 'size', ''))} and its power at the paper's effect {_fmt(getattr(r, 'power', ''))}"
+                + (f" (needed: {need})" if need and need != "nan" else ""))  # fmt: skip
+
     lines = []
     for r in claims.itertuples():
-        kind = " *(exploratory: outside the tally)*" if _flag(r.exploratory) else " *(own)*" if _flag(r.own) else ""
+        sup = str(getattr(r, "superseded_by", "") or "")
+        kind = (" *(exploratory: outside the tally)*" if _flag(r.exploratory) else " *(own)*" if _flag(r.own) else
+                f" *(superseded by `{sup}`: outside the tally)*" if sup and sup != "nan" else
+                " *(another method's paper)*" if str(getattr(r, "group", "")) == "method" else "")  # fmt: skip
         held = ", ".join(x for x in (f"setups {of(r.setups_held, r.setups)}" if of(r.setups_held, r.setups) else "",
                                       f"seeds {of(r.seeds_held, r.seeds)}") if x)  # fmt: skip
         lines.append(f"- **`{r.id}`**{kind} ({r.source}): “{r.statement}”. Criterion ({r.criterion_source}): "
                      f"{r.criterion}. Here: {_fmt(r.estimate)} [{_fmt(r.low)}, {_fmt(r.high)}] → **{r.verdict}**"
-                     f" ({held}). {getattr(r, 'rationale', '') or ''}".rstrip())  # fmt: skip
+                     f"{rule(r)} ({held}). {getattr(r, 'rationale', '') or ''}".rstrip())  # fmt: skip
     return "\n".join(lines)
 
 
@@ -187,8 +208,9 @@ def render_numbers(stem: str, frame: pd.DataFrame, claims: pd.DataFrame, compari
         f"<!-- numbers:begin {stem} -->",
         "<!-- generated by `python -m helpers publish` from the published run's records; edits are overwritten -->",
         when,
-        f"**Claims (holds / fails / undecided): {_counts(mine)}.** Each with its 95 % interval; the per-setup detail "
-        "is in [claims_detail.md](../../figures/claims_detail.md).",
+        f"**Claims ({COUNTED}): {_counts(mine)}.** Each with its 95 % interval and its rule's size and power "
+        "([claims_power.md](../../figures/claims_power.md)); the per-setup detail is in "
+        "[claims_detail.md](../../figures/claims_detail.md).",
         claim_bullets(mine) if len(mine) else "(no claims recorded)",
         _seed_changes(mine),
         "**Every metric the paper reports a number for, beside ours**",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from helpers.claims import CLAIM_COLUMNS, claims_csv, collect_claims, render_details, tally
+from helpers.claims import CLAIM_COLUMNS, claims_csv, collect_claims, render_details, superseded, tally
 from helpers.errors import HelpersError
 from helpers.paths import REPO_ROOT, figures_dir, latest_run_dir, runs_dir
 from helpers.publish.results import collect, summary_table
@@ -126,7 +126,7 @@ def claims_table(claims: pd.DataFrame) -> pd.DataFrame:
     estimate with its 95 % interval, the criterion, the verdict, setups and seeds that held, and the kind
     (paper / own / exploratory)."""
     cols = ["paper", "id", "source", "estimate [95 % interval]", "criterion", "criterion_source", "verdict",
-            "setups held", "seeds held", "kind"]  # fmt: skip
+            "size", "power", "setups held", "seeds held", "kind"]  # fmt: skip
     if claims.empty:
         return pd.DataFrame(columns=cols)
     df = claims.copy() if "seeds" in claims else claims_csv(claims)
@@ -139,24 +139,53 @@ def claims_table(claims: pd.DataFrame) -> pd.DataFrame:
 
     df["setups held"] = [of(h, n) for h, n in zip(df["setups_held"], df["setups"])]
     df["seeds held"] = [of(h, n) for h, n in zip(df["seeds_held"], df["seeds"])]
+    df = df.reindex(columns=[*df.columns, *[c for c in ("size", "power") if c not in df]])
+    gone = superseded(df)
+    if gone.any():
+        df.loc[gone, "kind"] = "superseded by " + df.loc[gone, "superseded_by"].astype(str)
     return df[cols].reset_index(drop=True)
 
 
 def claims_tally_text(claims: pd.DataFrame) -> str:
     """One sentence per kind: distinct paper claims that hold / fail / are undecided, the benchmark's own apart."""
     t = tally(claims)
-    paper, own = t[t["kind"] == "paper"], t[t["kind"] == "own"]
+    paper, own, method = t[t["kind"] == "paper"], t[t["kind"] == "own"], t[t["kind"] == "method"]
     parts = []
     if len(paper):
         parts.append(f"**Paper claims: {int(paper['claims'].sum())} distinct, {int(paper['holds'].sum())} hold, "
-                     f"{int(paper['fails'].sum())} fail, {int(paper['undecided'].sum())} undecided** (95 % intervals)")
+                     f"{int(paper['fails'].sum())} fail, {int(paper['undecided'].sum())} undecided, "
+                     f"{int(paper['underpowered'].sum())} underpowered, {int(paper['untested'].sum())} untested** "
+                     "(95 % intervals; underpowered: the rule cannot decide at its sample)")
+    if len(method):
+        parts.append(f"claims of the newer methods' own papers, decided on the same data: {int(method['holds'].sum())} "
+                     f"of {int(method['claims'].sum())} hold")
     if len(own):
         parts.append(f"the benchmark's own pre-registered claims: {int(own['holds'].sum())} of {int(own['claims'].sum())}"
                      " hold")
+    consistent = _consistency(claims)
+    if consistent:
+        parts.append(consistent)
     n_expl = int(claims["exploratory"].map(lambda v: str(v).strip().lower() in ("true", "1")).sum()) if len(claims) else 0
     if n_expl:
         parts.append(f"{n_expl} exploratory readings outside the tally")
     return "; ".join(parts) + "." if parts else "No claims recorded."
+
+
+def _consistency(claims: pd.DataFrame) -> str:
+    """"consistent with the paper's own numbers: k of n": the paper claims whose ``paper_verdict`` (our rule on the
+    paper's own per-set numbers) is known, and how many of them our interval's verdict equals."""
+    if claims.empty or "paper_verdict" not in claims:
+        return ""
+    flag = lambda v: str(v).strip().lower() in ("true", "1", "1.0")  # noqa: E731
+    df = claims[~claims["own"].map(flag) & ~claims["exploratory"].map(flag) & ~superseded(claims)]
+    if "group" in df:
+        df = df[df["group"].astype(str) != "method"]
+    known = df[df["paper_verdict"].astype(object).where(df["paper_verdict"].notna(), "").isin(["holds", "fails", "undecided"])]
+    if known.empty:
+        return ""
+    ours = known["interval_verdict"] if "interval_verdict" in known else known["verdict"]
+    return (f"consistent with the paper's own numbers under the same rule: {int((ours == known['paper_verdict']).sum())}"
+            f" of {len(known)}")
 
 
 def paper_comparison(frame: pd.DataFrame) -> pd.DataFrame:
@@ -185,7 +214,9 @@ def render_summary(frame: pd.DataFrame, times: pd.DataFrame, *, claims: pd.DataF
         "## Claims",
         claims_tally_text(claims) + " Each claim is registered once in its notebook's `claims.py` with the paper's "
         "words, a criterion fixed before its result and a verdict from its 95 % interval: holds, fails, or undecided "
-        "(the interval straddles the criterion). All columns: [claims.csv](claims.csv).",
+        "(the interval straddles the criterion) — or underpowered, where its rule's simulated size exceeds 0.05 or "
+        "its power at the paper's effect is below 0.80 ([claims_power.md](claims_power.md)). All columns: "
+        "[claims.csv](claims.csv).",
         to_markdown(tally(claims)),
         to_markdown(claims_table(claims)),
         "## Metrics the papers report, beside ours",
