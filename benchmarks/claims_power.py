@@ -47,6 +47,8 @@ NOTEBOOKS = {"p1_bounds": "01_discriminator_bounds", "p2_selective": "02_selecti
 def with_registry(claims: pd.DataFrame) -> pd.DataFrame:
     """``claims`` (a published ``claims.csv``) with each claim's ``group`` and ``superseded_by`` from the registry and
     a row for every registered ``untested`` claim: what the registry says of a claim, not a result."""
+    from helpers.claims import claim_entry
+
     df = claims.copy()
     for col in ("group", "superseded_by"):
         if col not in df:
@@ -57,12 +59,8 @@ def with_registry(claims: pd.DataFrame) -> pd.DataFrame:
             hit = df["id"] == c.id
             if hit.any():
                 df.loc[hit, "group"], df.loc[hit, "superseded_by"] = c.group, c.superseded_by
-            elif c.untested:
-                rows.append({"paper": c.paper, "id": c.id, "statement": c.statement, "source": c.source,
-                             "quantity": c.quantity, "criterion": c.criterion, "criterion_source": c.criterion_source,
-                             "verdict": "untested", "own": c.own, "exploratory": c.exploratory,
-                             "notebook": NOTEBOOKS[name], "rationale": c.rationale, "group": c.group,
-                             "superseded_by": c.superseded_by})  # fmt: skip
+            elif c.untested:  # the record a run makes of it: no decision, its reason
+                rows.append(claim_entry(c, c.run()[0], notebook=NOTEBOOKS[name]))
     out = pd.concat([df, pd.DataFrame(rows)], ignore_index=True) if rows else df
     return out.sort_values(["paper", "id"], kind="stable").reset_index(drop=True)
 

@@ -57,6 +57,8 @@ __all__ = [
     "claims_csv",
     "tally",
     "superseded",
+    "claim_kinds",
+    "claim_entry",
     "format_estimate",
     "render_details",
 ]
@@ -299,8 +301,19 @@ def record_claim(
     claim id wins when read back) and write its per-setup detail, if any, beside it as
     ``<notebook>.<claim id>.csv``."""
     nb = notebook or os.environ.get("HELPERS_NOTEBOOK") or "interactive"
-    entry = {
-        "notebook": nb, "paper": claim.paper, "id": claim.id, "statement": claim.statement, "source": claim.source,
+    entry = claim_entry(claim, decision, notebook=nb)
+    folder = _claims_dir(results)
+    with open(folder / f"{nb}.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry, sort_keys=True) + "\n")
+    if decision.detail is not None and len(decision.detail):
+        decision.detail.to_csv(folder / f"{nb}.{claim.id}.csv", index=False)
+    return entry
+
+
+def claim_entry(claim: Claim, decision: Decision, *, notebook: str) -> dict[str, Any]:
+    """The record of one outcome of ``claim`` (what :func:`record_claim` writes, one row of ``claims.csv``)."""
+    return {
+        "notebook": notebook, "paper": claim.paper, "id": claim.id, "statement": claim.statement, "source": claim.source,
         "quantity": claim.quantity, "criterion": claim.criterion, "criterion_source": claim.criterion_source,
         "rationale": claim.rationale, "estimate": _plain(decision.estimate), "low": _plain(decision.low),
         "high": _plain(decision.high), "verdict": claim.verdict(decision), "setups_held": decision.setups_held,
@@ -308,12 +321,6 @@ def record_claim(
         "superseded_by": claim.superseded_by, "group": claim.group,
         "profile": os.environ.get("HELPERS_PROFILE", ""),
     }  # fmt: skip
-    folder = _claims_dir(results)
-    with open(folder / f"{nb}.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(entry, sort_keys=True) + "\n")
-    if decision.detail is not None and len(decision.detail):
-        decision.detail.to_csv(folder / f"{nb}.{claim.id}.csv", index=False)
-    return entry
 
 
 def decide_and_record(claims: Sequence[Claim], inputs: Mapping[str, Mapping[str, Any]], **kw: Any) -> pd.DataFrame:
@@ -419,15 +426,22 @@ def superseded(claims: pd.DataFrame) -> pd.Series:
     return col.notna() & col.astype(str).str.strip().ne("") & col.astype(str).str.lower().ne("nan")
 
 
+def claim_kinds(claims: pd.DataFrame) -> pd.Series:
+    """What each row of ``claims`` counts toward: ``"paper"`` (its paper's tally), ``"method"`` (another method's own
+    paper), ``"own"`` (the benchmark's); None for an exploratory reading or a superseded rule (counted nowhere)."""
+    group = claims["group"].astype(str) if "group" in claims else pd.Series("", index=claims.index)
+    kind = pd.Series(np.where(claims["own"].map(_flag), "own", np.where(group.eq("method"), "method", "paper")),
+                     index=claims.index, dtype=object)  # fmt: skip
+    return kind.where(~claims["exploratory"].map(_flag) & ~superseded(claims), None)
+
+
 def tally(claims: pd.DataFrame) -> pd.DataFrame:
     """Per paper: distinct paper claims per verdict (:data:`VERDICTS`), with the benchmark's own claims apart and
     exploratory readings and superseded rules left out."""
     cols = ["paper", "kind", "claims", *VERDICTS]
     if claims.empty:
         return pd.DataFrame(columns=cols)
-    df = claims[~claims["exploratory"].map(_flag) & ~superseded(claims)].copy()
-    group = df["group"] if "group" in df else pd.Series("", index=df.index)
-    df["kind"] = np.where(df["own"].map(_flag), "own", np.where(group.astype(str).eq("method"), "method", "paper"))
+    df = claims.assign(kind=claim_kinds(claims)).dropna(subset=["kind"])
     rows = []
     for (paper, kind), g in df.groupby(["paper", "kind"], sort=True):
         rows.append({"paper": paper, "kind": kind, "claims": len(g),

@@ -102,12 +102,10 @@ COUNTED = "holds / fails / undecided / underpowered / untested"
 
 
 def _counts(mine: pd.DataFrame) -> str:
-    from helpers.claims import superseded
+    from helpers.claims import claim_kinds
 
-    kept = mine[~mine["exploratory"].map(_flag) & ~superseded(mine)]
-    method = kept["group"].astype(str).eq("method") if "group" in kept else pd.Series(False, index=kept.index)
-    is_own = kept["own"].map(_flag)
-    paper, others, own = kept[~is_own & ~method], kept[method & ~is_own], kept[is_own]
+    kinds = claim_kinds(mine) if len(mine) else pd.Series(dtype=object)
+    paper, others, own = (mine[kinds == k] for k in ("paper", "method", "own"))
     out = []
     if len(paper):
         v = paper["verdict"].value_counts()

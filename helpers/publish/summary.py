@@ -22,7 +22,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from helpers.claims import CLAIM_COLUMNS, claims_csv, collect_claims, render_details, superseded, tally
+from helpers.claims import (
+    CLAIM_COLUMNS,
+    claim_kinds,
+    claims_csv,
+    collect_claims,
+    render_details,
+    superseded,
+    tally,
+)
 from helpers.errors import HelpersError
 from helpers.paths import REPO_ROOT, figures_dir, latest_run_dir, runs_dir
 from helpers.publish.results import collect, summary_table
@@ -176,10 +184,7 @@ def _consistency(claims: pd.DataFrame) -> str:
     paper's own per-set numbers) is known, and how many of them our interval's verdict equals."""
     if claims.empty or "paper_verdict" not in claims:
         return ""
-    flag = lambda v: str(v).strip().lower() in ("true", "1", "1.0")  # noqa: E731
-    df = claims[~claims["own"].map(flag) & ~claims["exploratory"].map(flag) & ~superseded(claims)]
-    if "group" in df:
-        df = df[df["group"].astype(str) != "method"]
+    df = claims[claim_kinds(claims) == "paper"]
     known = df[df["paper_verdict"].astype(object).where(df["paper_verdict"].notna(), "").isin(["holds", "fails", "undecided"])]
     if known.empty:
         return ""
