@@ -2,8 +2,8 @@
 uncertainty.
 
 A :class:`Claim` is one statement of a paper (its words and where they stand), the quantity that tests it, the
-criterion (a threshold on that quantity and its direction, the paper's or ours with the reason, committed before its
-result was known) and the function that decides it from what a notebook computed.  Each experiments package holds
+criterion (a threshold on that quantity and its direction, the paper's or ours with the reason, never changed once
+its verdict is on record) and the function that decides it from what a notebook computed.  Each experiments package holds
 its paper's claims in ``claims.py`` (``CLAIMS``); the notebooks call them and record the outcome with
 :func:`record_claim`; :func:`collect_claims` reads a run's outcomes back into one row per claim, the table behind
 ``figures/claims.csv``.
@@ -50,6 +50,7 @@ __all__ = [
     "share_decision",
     "bootstrap_decision",
     "bootstrap_groups",
+    "bootstrap_clusters",
     "record_claim",
     "decide_and_record",
     "collect_claims",
@@ -74,7 +75,7 @@ CLAIM_COLUMNS = [
     "paper", "id", "statement", "source", "quantity", "criterion", "criterion_source", "estimate", "low", "high",
     "verdict", "setups_held", "setups", "seeds_held", "seeds", "own", "exploratory", "notebook", "rationale",
     "seed_verdicts", "superseded_by", "group", "interval_verdict", "size", "power", "needed", "paper_estimate",
-    "paper_verdict",
+    "paper_verdict", "units", "run_estimate", "run_low", "run_high", "run_verdict",
 ]  # fmt: skip
 
 
@@ -253,8 +254,53 @@ def bootstrap_groups(
     estimate = float(statistic({g: np.arange(n) for g, n in sizes.items()}))
     if not sizes or min(sizes.values()) < 2:
         return Decision(estimate, float("nan"), float("nan"), **decision)
-    reps = np.array([statistic({g: rng.integers(0, n, n) for g, n in sizes.items()}) for _ in range(n_boot)],
-                    dtype=float)  # fmt: skip
+    reps = [statistic({g: rng.integers(0, n, n) for g, n in sizes.items()}) for _ in range(n_boot)]
+    return _percentile_decision(estimate, reps, level, decision)
+
+
+def bootstrap_clusters(
+    statistic: Callable[[dict[Any, np.ndarray]], float],
+    labels: Mapping[Any, Sequence[Any]],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    **decision: Any,
+) -> Decision:
+    """``statistic({group: index})`` on every group's rows, and its percentile interval over ``n_boot`` replicates
+    that resample whole clusters: the cluster labels (``labels[group]``: one per row; a label names the same
+    cluster in every group — a corruption type, all its severities, on every backbone) are drawn with replacement,
+    and each group's index holds every row of each drawn label, as often as it is drawn.
+
+    Replicates where the statistic is undefined (NaN) are left out; with fewer than half defined, or fewer than two
+    clusters, the interval is NaN (no verdict).
+
+    >>> labels = {"a": ["x", "x", "y", "z"]}
+    >>> d = bootstrap_clusters(lambda idx: float(np.mean(np.array([1.0, 1.0, 3.0, 5.0])[idx["a"]])), labels)
+    >>> d.estimate, 1.0 <= d.low <= d.high <= 5.0
+    (2.5, True)
+    """
+    rng = np.random.default_rng(seed)
+    rows = {g: pd.Series(np.arange(len(v))).groupby(np.asarray(v, dtype=object)).agg(list) for g, v in labels.items()}
+    names = sorted(set().union(*[set(r.index) for r in rows.values()]), key=str)
+    estimate = float(statistic({g: np.arange(len(v)) for g, v in labels.items()}))
+    if len(names) < 2:
+        return Decision(estimate, float("nan"), float("nan"), **decision)
+    empty: list[int] = []
+
+    def replicate() -> float:
+        draw = [names[i] for i in rng.integers(0, len(names), len(names))]
+        return statistic({g: np.array([j for c in draw for j in (r[c] if c in r.index else empty)], dtype=int)
+                          for g, r in rows.items()})  # fmt: skip
+
+    return _percentile_decision(estimate, [replicate() for _ in range(n_boot)], level, decision)
+
+
+def _percentile_decision(estimate: float, replicates: Sequence[float], level: float, decision: Mapping[str, Any]
+                         ) -> Decision:  # fmt: skip
+    """The percentile interval of the defined ``replicates`` (NaN with fewer than half of them defined)."""
+    reps = np.asarray(replicates, dtype=float)
+    n_boot = len(reps)
     reps = reps[np.isfinite(reps)]
     if len(reps) < n_boot / 2:
         return Decision(estimate, float("nan"), float("nan"), **decision)
@@ -340,7 +386,7 @@ def decide_and_record(claims: Sequence[Claim], inputs: Mapping[str, Mapping[str,
 
 #: columns that publishing adds (seeds, the rule's size and power); a run's records do not have them
 _PUBLISH_ONLY = ("seeds_held", "seeds", "seed_verdicts", "interval_verdict", "size", "power", "needed",
-                 "paper_estimate", "paper_verdict")
+                 "paper_estimate", "paper_verdict", "units", "run_estimate", "run_low", "run_high", "run_verdict")
 
 
 def collect_claims(results: str | os.PathLike[str]) -> pd.DataFrame:
@@ -391,14 +437,21 @@ def format_estimate(v: Any) -> str:
 
 def claims_csv(claims: pd.DataFrame, stability: pd.DataFrame | None = None,
                power: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
-    """The ``figures/claims.csv`` table: ``claims`` (:func:`collect_claims`) with ``seeds_held`` / ``seeds`` from
-    ``stability`` (:func:`stability_table`; without it, this run's verdict on its one seed) and each rule's size and
-    power from ``power`` (``figures/claims_power.csv``): a rule that cannot decide at its sample makes the verdict
-    ``underpowered`` (:func:`helpers.claims_power.apply_power`; ``interval_verdict`` keeps the interval's)."""
+    """The ``figures/claims.csv`` table: ``claims`` (:func:`collect_claims`, the published run's outcomes) with
+    ``seeds_held`` / ``seeds`` from ``stability`` (:func:`stability_table`; without it, this run's verdict on its one
+    seed), every claim with at least three seeds there decided over them
+    (:func:`helpers.claims_seeds.decide_over_seeds`: the seed as a resampling level; the run's own outcome kept in
+    ``run_*``), and each rule's size, power and units from ``power`` (``figures/claims_power.csv``): a rule that
+    cannot decide at its sample makes the verdict ``underpowered`` (:func:`helpers.claims_power.apply_power`;
+    ``interval_verdict`` keeps the interval's).  ``setups_held`` / ``setups`` stay the published run's."""
     from helpers.claims_power import apply_power
+    from helpers.claims_seeds import decide_over_seeds
 
     df = claims.copy()
-    if "interval_verdict" in df:  # re-applying to a published table: start from what the intervals said
+    if "run_estimate" in df:  # re-applying to a published table: start from the published run's own outcome
+        for col in ("estimate", "low", "high", "verdict"):
+            df[col] = df[f"run_{col}"].where(df[f"run_{col}"].notna(), df[col])
+    elif "interval_verdict" in df:
         df["verdict"] = df["interval_verdict"].where(df["interval_verdict"].notna(), df["verdict"])
     df["seeds"] = 1
     df["seeds_held"] = (df["verdict"] == "holds").astype(int)
@@ -409,8 +462,9 @@ def claims_csv(claims: pd.DataFrame, stability: pd.DataFrame | None = None,
         df.loc[known, "seeds"] = df.loc[known, "id"].map(st["seeds"]).astype(int)
         df.loc[known, "seeds_held"] = df.loc[known, "id"].map(st["seeds_held"]).astype(int)
         df.loc[known, "seed_verdicts"] = df.loc[known, "id"].map(st["verdicts"])
-    df = apply_power(df.drop(columns=["size", "power", "needed", "paper_estimate", "paper_verdict"], errors="ignore"),
-                     power)
+    df = decide_over_seeds(df, stability)
+    df = apply_power(df.drop(columns=["size", "power", "needed", "paper_estimate", "paper_verdict", "units"],
+                             errors="ignore"), power)  # fmt: skip
     return df.reindex(columns=CLAIM_COLUMNS).reset_index(drop=True)
 
 

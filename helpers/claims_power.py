@@ -40,6 +40,13 @@ Seeds: with ``seed_sd`` > 0 every draw shifts the true value by N(0, seed_sd²) 
 while the claim is about the average over seeds, so a spread between seeds larger than the rule's interval
 inflates its size.  ``seed_sd`` is the between-seed part of the per-seed estimates in ``claims_seeds.csv``: their
 variance less the mean squared standard error of each (its interval's width / 3.92), floored at 0.
+
+A claim the published seeds table decides over ``S`` >= 3 seeds (:mod:`helpers.claims_seeds`) is simulated as that
+rule: each draw gives ``S`` seed estimates — a share k_s / n with k_s ~ Binomial(n, p + N(0, seed_sd²)) and its
+exact interval; otherwise θ + N(0, seed_sd²) + N(0, se²) with se the seeds' root-mean-square interval width / 3.92
+(θ the threshold, or the paper's value, reduced over groups for a group rule) — and the seeds interval decides;
+a :class:`SimulatedRule` runs its ``decide`` on ``S`` independent draws of its world.  ``needed`` is then the
+number of seeds that would decide it (up to 30).
 """
 
 from __future__ import annotations
@@ -59,7 +66,7 @@ from helpers.errors import InputValidationError
 
 __all__ = [
     "MAX_SIZE", "MIN_POWER", "POWER_COLUMNS", "Power", "ShareRule", "MeanRule", "GroupsRule", "SimulatedRule", "PointRule",
-    "holds_mask", "simulate", "power_table", "apply_power",
+    "holds_mask", "exact_bounds", "simulate", "power_table", "apply_power",
 ]  # fmt: skip
 
 MAX_SIZE = 0.05
@@ -78,6 +85,16 @@ def holds_mask(low: np.ndarray, high: np.ndarray, threshold: float, direction: s
     return ok & np.isfinite(low) & np.isfinite(high)
 
 
+def exact_bounds(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The Clopper–Pearson 95 % interval of k / n for every k = 0..n (:func:`helpers.claims.clopper_pearson`)."""
+    from scipy.stats import beta
+
+    k = np.arange(n + 1)
+    low = np.where(k == 0, 0.0, beta.ppf(0.025, np.maximum(k, 1), n - k + 1))
+    high = np.where(k == n, 1.0, beta.ppf(0.975, k + 1, np.maximum(n - k, 1)))
+    return low, high
+
+
 def _meets(value: float, threshold: float, direction: str) -> bool:
     return {">=": value >= threshold, ">": value > threshold, "<=": value <= threshold, "<": value < threshold}[direction]
 
@@ -94,11 +111,10 @@ class ShareRule:
 
     def holds_rate(self, claim: Claim, p: float, n: int, seed_sd: float, rng: np.random.Generator,
                    draws: int) -> float:  # fmt: skip
-        from scipy.stats import beta, binom
+        from scipy.stats import binom
 
         k = np.arange(n + 1)
-        low = np.where(k == 0, 0.0, beta.ppf(0.025, np.maximum(k, 1), n - k + 1))
-        high = np.where(k == n, 1.0, beta.ppf(0.975, k + 1, np.maximum(n - k, 1)))
+        low, high = exact_bounds(n)
         holds = holds_mask(low, high, claim.threshold, claim.direction)
         if seed_sd <= 0:  # exact: Σ_k P(k) [verdict(k) = holds]
             return float(np.sum(binom.pmf(k, n, min(max(p, 0.0), 1.0)) * holds))
@@ -129,12 +145,14 @@ class MeanRule:
 
 @dataclass(frozen=True)
 class GroupsRule:
-    """``reduce`` ("max", "min", "mean") over ``groups`` group estimates, each a mean over many units."""
+    """``reduce`` ("max", "min", "mean") over ``groups`` group estimates, each a mean over many units (``of`` says
+    which, and what the interval resamples)."""
 
     reduce: str
     groups: int | None = None
     n_boot: int = 1000
     se: float | None = None
+    of: str = "many units"
     name = "groups"
 
     def __post_init__(self) -> None:
@@ -142,7 +160,7 @@ class GroupsRule:
             raise InputValidationError(f"reduce: expected 'max', 'min' or 'mean', got {self.reduce!r}")
 
     def units(self, g: int) -> str:
-        return f"{self.reduce} over {g} groups of many units"
+        return f"{self.reduce} over {g} groups of {self.of}"
 
     def _reduce(self, x: np.ndarray) -> np.ndarray:
         return {"max": np.max, "min": np.min, "mean": np.mean}[self.reduce](x, axis=-1)
@@ -167,6 +185,7 @@ class SimulatedRule:
     draws: int = 40
     nulls: tuple[str, ...] = ("null",)
     effect_draws: int | None = None
+    seeds: int = 1
     name = "simulated"
 
     def units(self, _: int = 0) -> str:
@@ -180,6 +199,16 @@ class SimulatedRule:
         return self._rate(claim, kind, rng, self.effect_draws or self.draws)
 
     def _rate(self, claim: Claim, kind: str, rng: np.random.Generator, draws: int) -> float:
+        if self.seeds > 1:  # the seeds rule over `seeds` independent draws of the world
+            from helpers.claims import verdict
+            from helpers.claims_seeds import seeds_decision
+
+            def one() -> bool:
+                ds = [claim.run(**self.world(rng, kind))[0] for _ in range(self.seeds)]
+                d = seeds_decision([x.estimate for x in ds], [x.low for x in ds], [x.high for x in ds])
+                return verdict(d.low, d.high, claim.threshold, claim.direction) == "holds"
+
+            return float(np.mean([one() for _ in range(draws)]))
         return float(np.mean([claim.run(**self.world(rng, kind))[1] == "holds" for _ in range(draws)]))
 
 
@@ -244,8 +273,16 @@ def _edge(claim: Claim, rule: GroupsRule, effect: np.ndarray) -> np.ndarray:
 
 
 def _row_of(claims: pd.DataFrame, cid: str) -> pd.Series | None:
+    """The claim's published row, with the published run's own interval (``run_*``) where it was decided over
+    seeds: a one-run rule's sample is the run's."""
     hit = claims[claims["id"] == cid]
-    return hit.iloc[0] if len(hit) else None
+    if not len(hit):
+        return None
+    row = hit.iloc[0].copy()
+    for col in ("estimate", "low", "high"):
+        if f"run_{col}" in row and pd.notna(row[f"run_{col}"]):
+            row[col] = row[f"run_{col}"]
+    return row
 
 
 def _seed_sd(seeds: pd.DataFrame | None, cid: str) -> float:
@@ -286,6 +323,9 @@ def simulate(claim: Claim, spec: Power, *, figures: str | Path, draws: int = 200
     if isinstance(rule, PointRule):
         out.update(units=rule.units(), null="", size=float("nan"), power=float("nan"), draws=0, needed=rule.needed)
         return _finish(out)
+    cells = _seeded(claim, row, seeds)
+    if cells is not None:
+        return _simulate_seeds(claim, spec, row, cells, _seed_sd(seeds, claim.id), out, figures, rng, draws)
     if isinstance(rule, SimulatedRule):
         out.update(units=rule.units(), null="worlds: " + ", ".join(rule.nulls), effect="world: effect", draws=rule.draws,
                    size=rule.holds_rate(claim, "null", rng), power=rule.holds_rate(claim, "effect", rng))
@@ -333,6 +373,69 @@ def simulate(claim: Claim, spec: Power, *, figures: str | Path, draws: int = 200
                    power=power, effect=tuple(np.round(theta, 6)), draws=draws // 4)
         out["needed"] = _needed(rates, 1, lambda m: f"{m}x the units per group", step=lambda m: 2 * m, limit=64,
                                 start_known=(size, power), seed_sd=seed_sd)  # fmt: skip
+    return _finish(out)
+
+
+def _seeded(claim: Claim, row: pd.Series | None, seeds: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The per-seed outcomes ``claim`` is decided over (:func:`helpers.claims_seeds.decide_over_seeds`), if any: at
+    least three seeds in the seeds table, published with the run (``seeds`` of its row), not superseded."""
+    from helpers.claims_seeds import MIN_SEEDS, seed_cells
+
+    if row is None or seeds is None or claim.superseded_by or claim.untested:
+        return None
+    published = pd.to_numeric(pd.Series([row.get("seeds")]), errors="coerce").fillna(1).iloc[0]
+    hit = seeds[seeds["id"] == claim.id]
+    if published < MIN_SEEDS or not len(hit):
+        return None
+    cells = seed_cells(hit.iloc[0])
+    return cells if len(cells) >= MIN_SEEDS else None
+
+
+def _simulate_seeds(claim: Claim, spec: Power, row: pd.Series, cells: pd.DataFrame, seed_sd: float,
+                    out: dict[str, Any], figures: Path, rng: np.random.Generator, draws: int) -> dict[str, Any]:  # fmt: skip
+    """Size, power and seeds needed of the seeds rule over ``len(cells)`` seeds (module docstring, "Seeds")."""
+    from dataclasses import replace
+
+    from helpers.claims_seeds import seeds_interval
+
+    rule, t, d, s = spec.rule, claim.threshold, claim.direction, len(cells)
+    out["seed_sd"] = round(seed_sd, 6)
+    if isinstance(rule, SimulatedRule):
+        seeded = replace(rule, seeds=s)
+        out.update(units=f"{s} seeds x {rule.units()}", null="worlds: " + ", ".join(rule.nulls), draws=rule.draws,
+                   effect="world: effect", size=seeded.holds_rate(claim, "null", rng),
+                   power=seeded.holds_rate(claim, "effect", rng))  # fmt: skip
+        out = _finish(out)
+        if not out["decidable"]:
+            out["needed"] = "a rule or sample not simulated here (only the published seeds are)"
+        return out
+    out.update(_paper_decision(claim, spec))
+    se = float(np.sqrt(np.mean(((cells["high"] - cells["low"]) / (2 * Z)) ** 2)))
+    if isinstance(rule, ShareRule):
+        n = int(rule.n or row["setups"])
+        low, high = exact_bounds(n)
+        effect, per_seed = spec.effect, rule.units(n)
+
+        def rate(p: float, m: int) -> float:
+            ps = np.clip(p + rng.normal(0, seed_sd, (draws, m)), 0, 1) if seed_sd > 0 else np.full((draws, m), p)
+            k = rng.binomial(n, np.clip(ps, 0, 1))
+            _, lo, hi = seeds_interval(k / n, (high[k] - low[k]) / (2 * Z))
+            return float(holds_mask(np.clip(lo, 0, 1), np.clip(hi, 0, 1), t, d).mean())
+    else:
+        theta = np.atleast_1d(np.asarray(spec.effect, float)) if spec.effect is not None else None
+        effect = None if theta is None else float(rule._reduce(theta)) if isinstance(rule, GroupsRule) else float(theta[0])
+        per_seed = rule.units(int(rule.groups or len(theta))) if isinstance(rule, GroupsRule) else rule.units(
+            len(pd.read_csv(figures / "claims" / f"{row['notebook']}.{claim.id}.csv")[rule.column].dropna()))
+
+        def rate(v: float, m: int) -> float:
+            y = v + rng.normal(0, seed_sd, (draws, m)) + rng.normal(0, se, (draws, m))
+            _, lo, hi = seeds_interval(y, np.full_like(y, se))
+            return float(holds_mask(lo, hi, t, d).mean())
+
+    out.update(units=f"{s} seeds x {per_seed}, se {se:.3g} per seed", null=t, effect=effect, size=rate(t, s),
+               power=_power(lambda v: rate(v, s), effect, t, d))  # fmt: skip
+    out["needed"] = _needed(lambda m: (rate(t, m), _power(lambda v: rate(v, m), effect, t, d)), s,
+                            lambda m: f"{m} seeds", step=lambda m: m + 1, limit=30)  # fmt: skip
     return _finish(out)
 
 
@@ -409,7 +512,7 @@ def apply_power(claims: pd.DataFrame, power: pd.DataFrame | None) -> pd.DataFram
     if power is None or not len(power):
         return df
     p = power.set_index("id")
-    for col in ("size", "power", "needed", "paper_estimate", "paper_verdict"):
+    for col in ("size", "power", "needed", "paper_estimate", "paper_verdict", "units"):
         df[col] = df["id"].map(p[col]) if col in p else float("nan")
     known = df["id"].isin(p.index)
     decidable = p["decidable"].map(lambda v: str(v).strip().lower() in ("true", "1")).astype(bool)

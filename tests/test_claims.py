@@ -223,3 +223,36 @@ def test_publishing_the_seeds_re_renders_what_quotes_the_claims(tmp_path):
     assert "hold" in (figs / "summary.md").read_text()
     changed = [p.name for p in reports.glob("*.md") if p.read_text() != before[p.name]]
     assert changed, "no report block followed the changed verdict"
+
+
+def test_bootstrap_clusters_draws_whole_clusters_on_every_group():
+    from helpers.claims import bootstrap_clusters
+
+    # two groups share the cluster labels; a replicate draws a label for both groups at once
+    values = {"a": np.array([1.0, 1.0, 5.0, 5.0]), "b": np.array([1.0, 5.0])}
+    labels = {"a": ["x", "x", "y", "y"], "b": ["x", "y"]}
+    seen = []
+
+    def stat(idx):
+        seen.append((tuple(labels["a"][i] for i in idx["a"]), tuple(labels["b"][i] for i in idx["b"])))
+        return float(values["a"][idx["a"]].mean() - values["b"][idx["b"]].mean())
+
+    d = bootstrap_clusters(stat, labels, n_boot=50)
+    assert d.estimate == 0.0 and d.low == 0.0 and d.high == 0.0  # the same draw on both groups: no difference
+    for a, b in seen[1:]:
+        assert sorted(set(a)) == sorted(set(b)) and len(a) == 2 * len(b)  # whole clusters, jointly
+    one = bootstrap_clusters(lambda idx: 1.0, {0: ["x", "x"]})
+    assert np.isnan(one.low)  # one cluster: no interval
+
+
+def test_a_cluster_bootstrap_is_wider_than_a_row_bootstrap_when_rows_of_a_cluster_move_together():
+    from helpers.claims import bootstrap_clusters, bootstrap_decision
+
+    rng = np.random.default_rng(3)
+    per_type = rng.normal(0, 1, 19)
+    rows = np.repeat(per_type, 5) + rng.normal(0, 0.1, 95)  # 19 types x 5 severities
+    labels = np.repeat(np.arange(19), 5).tolist()
+    clustered = bootstrap_clusters(lambda idx: float(rows[idx[0]].mean()), {0: labels})
+    independent = bootstrap_decision(lambda i: float(rows[i].mean()), 95)
+    assert clustered.estimate == pytest.approx(independent.estimate)
+    assert (clustered.high - clustered.low) > 1.8 * (independent.high - independent.low)

@@ -189,3 +189,35 @@ def test_the_registry_fills_groups_supersessions_and_untested_rows():
     out = claims_power_script.with_registry(claims).set_index("id")
     assert out.loc["p5.mano_r2_above_cot", "group"] == "method"
     assert out.loc["p5.mde_lowest_natural_mae", "verdict"] == "untested"
+
+
+def test_claims_decided_over_seeds_have_their_seeds_rule_simulated():
+    from helpers.claims import superseded
+
+    claims = pd.read_csv(FIGURES / "claims.csv", keep_default_na=False, na_values=[""])
+    seeded = claims[(claims["seeds"].astype(int) >= 3) & ~superseded(claims) & claims["verdict"].ne("untested")]
+    assert len(seeded) >= 20
+    units = TABLE.set_index("id").loc[seeded["id"], "units"]
+    assert units.str.startswith(tuple(f"{n} seeds x" for n in seeded["seeds"].astype(int).unique())).all(), units
+    assert (claims.set_index("id").loc[seeded["id"], "units"] == units).all()  # claims.csv quotes the same units
+
+
+def _seeded_figures(folder, seeds: int):
+    """A figures folder with one mean claim (seeds' estimates 0.9, 1.0, 1.1 with se 0.05 each) on ``seeds`` seeds."""
+    folder.mkdir()
+    pd.DataFrame([{"paper": "P9", "id": "p9.x", "notebook": "nb", "estimate": 1.0, "low": 0.902, "high": 1.098,
+                   "setups": 1, "seeds": seeds}]).to_csv(folder / "claims.csv", index=False)  # fmt: skip
+    cells = {"seed 0": "1 [0.902, 1.098]", "seed 1": "0.9 [0.802, 0.998]", "seed 2": "1.1 [1.002, 1.198]"}
+    pd.DataFrame([{"paper": "P9", "id": "p9.x", **cells}]).to_csv(folder / "claims_seeds.csv", index=False)
+    return folder
+
+
+def test_the_seeds_rule_keeps_its_size_where_a_one_seed_rule_loses_it(tmp_path):
+    """A seed spread (sd 0.1) twice the rule's own se: decided on one seed the rule says "holds" at the edge far
+    more than 5 % of the time; decided over three seeds (the seed a resampling level) it does not."""
+    claim, spec = _claim(0.0, ">"), Power(GroupsRule("mean", groups=1), 0.5, "ours", seeds=True)
+    one = simulate(claim, spec, figures=_seeded_figures(tmp_path / "one", 1), draws=2000)
+    three = simulate(claim, spec, figures=_seeded_figures(tmp_path / "three", 3), draws=2000)
+    assert three["units"].startswith("3 seeds x") and not one["units"].startswith("3 seeds")
+    assert one["size"] > 0.1 and three["size"] <= 0.05
+    assert three["power"] >= 0.8 and three["decidable"]

@@ -213,7 +213,8 @@ def published_stability(dest: Path, claims: pd.DataFrame) -> pd.DataFrame | None
     table = pd.read_csv(path, keep_default_na=False, na_values=[""])
     if "seed 0" not in table:
         return None
-    mine = claims.set_index("id")["estimate"].map(format_estimate)
+    own = "run_estimate" if "run_estimate" in claims else "estimate"  # the run's own outcome, not the seeds'
+    mine = claims.set_index("id")[own].map(format_estimate)
     same = table["id"].map(mine).eq(table["seed 0"].astype(str).str.split(" ").str[0])
     return table[same].reset_index(drop=True)
 
@@ -302,7 +303,9 @@ def seeds_stability(profile: str = "default", *, destination: str | os.PathLike[
     (dest / "claims_seeds.md").write_text(
         "# Claims across seeds\n\n"
         f"Runs: {', '.join(f'seed {s}: `{d.name}`' for s, d in runs.items())}. A claim decided on trained models is "
-        "re-decided on every seed's run; `seeds_held` counts the seeds on which it holds.\n\n"
+        "re-decided on every seed's run; `seeds_held` counts the seeds on which it holds.  With at least three seeds "
+        "the claim's verdict in `claims.csv` comes from one interval over them, the seed its top resampling level "
+        "(`helpers.claims_seeds`).\n\n"
         + (f"Verdict changes across seeds: {', '.join(changed)}.\n\n" if changed else "No verdict changes across seeds.\n\n")
         + to_markdown(table) + "\n", encoding="utf-8")  # fmt: skip
     claims = load_claims(dest)

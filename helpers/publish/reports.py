@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -171,9 +172,22 @@ def claim_bullets(claims: pd.DataFrame) -> str:
         held = ", ".join(x for x in (f"setups {of(r.setups_held, r.setups)}" if of(r.setups_held, r.setups) else "",
                                       f"seeds {of(r.seeds_held, r.seeds)}") if x)  # fmt: skip
         lines.append(f"- **`{r.id}`**{kind} ({r.source}): “{r.statement}”. Criterion ({r.criterion_source}): "
-                     f"{r.criterion}. Here: {_fmt(r.estimate)} [{_fmt(r.low)}, {_fmt(r.high)}] → **{r.verdict}**"
-                     f"{rule(r)} ({held}). {getattr(r, 'rationale', '') or ''}".rstrip())  # fmt: skip
+                     f"{r.criterion}. Here{_over_seeds(r)}: {_fmt(r.estimate)} [{_fmt(r.low)}, {_fmt(r.high)}] → "
+                     f"**{r.verdict}**{rule(r)} ({held}). {getattr(r, 'rationale', '') or ''}".rstrip())  # fmt: skip
     return "\n".join(lines)
+
+
+def _over_seeds(r: Any) -> str:
+    """", over 3 seeds (the published run alone: …)" for a claim decided over seeds (``run_*`` differ)."""
+    run = getattr(r, "run_estimate", None)
+    try:
+        same = [float(a) for a in (run, r.run_low, r.run_high)] == [float(b) for b in (r.estimate, r.low, r.high)]
+        if same or int(float(r.seeds)) < 2:
+            return ""
+    except (TypeError, ValueError, AttributeError):
+        return ""
+    return (f", the mean over {int(float(r.seeds))} seeds (the seed a resampling level; the published run alone: "
+            f"{_fmt(run)} [{_fmt(r.run_low)}, {_fmt(r.run_high)}], {r.run_verdict})")
 
 
 def _seed_changes(claims: pd.DataFrame) -> str:

@@ -131,10 +131,10 @@ def _interval(row: pd.Series) -> str:
 
 def claims_table(claims: pd.DataFrame) -> pd.DataFrame:
     """The claims as a readable table (one row per claim of ``figures/claims.csv``): paper, id, source, the
-    estimate with its 95 % interval, the criterion, the verdict, setups and seeds that held, and the kind
-    (paper / own / exploratory)."""
+    estimate with its 95 % interval, the criterion, the verdict, the units its interval resamples, its rule's size
+    and power, setups and seeds that held, and the kind (paper / own / exploratory)."""
     cols = ["paper", "id", "source", "estimate [95 % interval]", "criterion", "criterion_source", "verdict",
-            "size", "power", "setups held", "seeds held", "kind"]  # fmt: skip
+            "units", "size", "power", "setups held", "seeds held", "kind"]  # fmt: skip
     if claims.empty:
         return pd.DataFrame(columns=cols)
     df = claims.copy() if "seeds" in claims else claims_csv(claims)
@@ -147,7 +147,7 @@ def claims_table(claims: pd.DataFrame) -> pd.DataFrame:
 
     df["setups held"] = [of(h, n) for h, n in zip(df["setups_held"], df["setups"])]
     df["seeds held"] = [of(h, n) for h, n in zip(df["seeds_held"], df["seeds"])]
-    df = df.reindex(columns=[*df.columns, *[c for c in ("size", "power") if c not in df]])
+    df = df.reindex(columns=[*df.columns, *[c for c in ("size", "power", "units") if c not in df]])
     gone = superseded(df)
     if gone.any():
         df.loc[gone, "kind"] = "superseded by " + df.loc[gone, "superseded_by"].astype(str)
@@ -218,7 +218,9 @@ def render_summary(frame: pd.DataFrame, times: pd.DataFrame, *, claims: pd.DataF
         *_stale_note(frame, times),
         "## Claims",
         claims_tally_text(claims) + " Each claim is registered once in its notebook's `claims.py` with the paper's "
-        "words, a criterion fixed before its result and a verdict from its 95 % interval: holds, fails, or undecided "
+        "words, a criterion that never changes once its verdict is recorded (the five papers' first criteria were "
+        "written after the first runs had computed their quantities: they are not pre-registered) and a verdict from "
+        "its 95 % interval — over three or more seeds where a trained model decides it: holds, fails, or undecided "
         "(the interval straddles the criterion) — or underpowered, where its rule's simulated size exceeds 0.05 or "
         "its power at the paper's effect is below 0.80 ([claims_power.md](claims_power.md)). All columns: "
         "[claims.csv](claims.csv).",
