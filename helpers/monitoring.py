@@ -3,10 +3,12 @@
 :func:`estimate_chunks` splits the analysed predictions into chunks -- consecutive rows (``chunk_size``) or time
 periods (``timestamps`` and a pandas ``period`` such as ``"D"``, ``"W"``, ``"M"``) -- and estimates each chunk's
 accuracy with one fitted estimator of :mod:`helpers.estimators`.  The band comes from the *reference's own chunks*,
-as NannyML sets its thresholds: the reference predictions are cut into chunks of the analysis chunks' size, and
-``lower, upper = mean ± 3 standard deviations`` (population sd, clipped to [0, 1]) of their realised accuracies when
-the reference labels are given -- NannyML's thresholds exactly -- else of the estimator's estimates on them; a
-chunk whose estimate leaves the band raises an alert.  With ``labels`` the realised accuracy of each chunk sits beside
+as NannyML sets its thresholds: the reference predictions are cut as NannyML cuts them -- consecutive chunks of the
+analysis chunks' size with a short last chunk kept (its ``SizeBasedChunker``), or, with ``reference_timestamps``, the
+same periods -- and ``band_lower, band_upper = mean ± 3 standard deviations`` (population sd, clipped to [0, 1]) of
+their realised accuracies when the reference labels are given -- NannyML's thresholds -- else of the estimator's
+estimates on them; a chunk whose estimate leaves the band raises an alert.  (``band_*``: the alert band over
+chunks, not an :class:`~helpers.estimators.Estimate`'s interval ``lower`` / ``upper``.)  With ``labels`` the realised accuracy of each chunk sits beside
 its estimate.  Chunks given as Dask arrays (or a Zarr store path) are estimated out of core
 (:mod:`helpers.estimators.streaming`).
 
@@ -28,7 +30,7 @@ from helpers.validation import check_labels
 __all__ = ["ChunkResult", "estimate_chunks", "BAND_SIGMAS"]
 
 BAND_SIGMAS = 3.0  #: NannyML's default threshold: the reference chunks' mean ± 3 standard deviations
-_COLUMNS = ["chunk", "start", "end", "n", "estimate", "lower", "upper", "alert", "realised_accuracy"]
+_COLUMNS = ["chunk", "start", "end", "n", "estimate", "band_lower", "band_upper", "alert", "realised_accuracy"]
 
 
 @dataclass
@@ -40,7 +42,7 @@ class ChunkResult:
     reference_estimates: np.ndarray
 
     def to_df(self) -> pd.DataFrame:
-        """One row per chunk: ``chunk, start, end, n, estimate, lower, upper, alert, realised_accuracy``."""
+        """One row per chunk: ``chunk, start, end, n, estimate, band_lower, band_upper, alert, realised_accuracy``."""
         return self.frame.copy()
 
     def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
@@ -51,7 +53,7 @@ class ChunkResult:
             _, ax = plt.subplots(figsize=(9, 3.5))
         f = self.frame
         x = np.arange(len(f))
-        ax.fill_between(x, f["lower"], f["upper"], color="tab:blue", alpha=0.12, step="mid",
+        ax.fill_between(x, f["band_lower"], f["band_upper"], color="tab:blue", alpha=0.12, step="mid",
                         label="band: reference chunks ± 3 sd")  # fmt: skip
         ax.plot(x, f["estimate"], "o-", color="tab:blue", ms=3, label=f"estimate ({self.method})")
         if f["realised_accuracy"].notna().any():
@@ -81,12 +83,13 @@ def _size_chunks(n: int, chunk_size: int) -> list[tuple[str, Any, Any, slice]]:
             for lo in range(0, n, int(chunk_size))]  # fmt: skip
 
 
-def _period_chunks(timestamps: Any, period: str, n: int) -> list[tuple[str, Any, Any, np.ndarray]]:
+def _period_chunks(timestamps: Any, period: str, n: int, *, name: str = "timestamps"
+                   ) -> list[tuple[str, Any, Any, np.ndarray]]:  # fmt: skip
     ts = pd.to_datetime(pd.Series(np.asarray(timestamps)), errors="coerce")
     if len(ts) != n:
-        raise InputValidationError(f"timestamps: expected one per prediction ({n}), got {len(ts)}")
+        raise InputValidationError(f"{name}: expected one per prediction ({n}), got {len(ts)}")
     if ts.isna().any():
-        raise InputValidationError(f"timestamps: {int(ts.isna().sum())} value(s) are not dates or times")
+        raise InputValidationError(f"{name}: {int(ts.isna().sum())} value(s) are not dates or times")
     try:
         periods = ts.dt.to_period(period)
     except (ValueError, TypeError) as e:
@@ -117,6 +120,7 @@ def estimate_chunks(
     reference_logits: Any = None,
     reference_probs: Any = None,
     reference_labels: Any = None,
+    reference_timestamps: Any = None,
 ) -> ChunkResult:
     """Estimate the accuracy of every chunk of a stream of predictions (module docstring).
 
@@ -133,11 +137,15 @@ def estimate_chunks(
     timestamps, period : array (n,) of datetimes and a pandas period alias, optional
         Chunks by period instead (``"D"``, ``"W"``, ``"M"``, ...), in time order; empty periods are kept (n = 0).
     reference_logits, reference_probs : array, optional
-        The reference set's predictions, cut into chunks of ``chunk_size`` rows (with periods: the median
-        non-empty chunk size) for the band; without them the band is NaN and nothing alerts.
+        The reference set's predictions, cut into chunks of ``chunk_size`` rows, the last one shorter where the
+        size does not divide it (NannyML's chunker), for the band; with periods, by ``reference_timestamps`` into
+        the same periods (empty ones left out), or without them into chunks of the median non-empty analysis chunk
+        size.  Without reference predictions the band is NaN and nothing alerts.
     reference_labels : array, optional
         The reference labels: the band is then the spread of the reference chunks' realised accuracy (NannyML's
         thresholds), not of their estimates.
+    reference_timestamps : array (n_reference,) of datetimes, optional
+        With ``period``: the reference rows' times, so that its chunks are periods as NannyML makes them.
 
     Returns
     -------
@@ -172,26 +180,31 @@ def estimate_chunks(
         rows.append({"chunk": name, "start": start, "end": end, "n": size,
                      "estimate": _estimate(estimator, key, values, idx), "realised_accuracy": realised})  # fmt: skip
     frame = pd.DataFrame(rows)
-    ref_est = _reference_values(estimator, reference_logits, reference_probs, reference_labels, frame, chunk_size,
+    if reference_timestamps is not None and period is None:
+        raise InputValidationError("reference_timestamps: only used with period (chunks by time)")
+    ref_chunks = {"size": chunk_size, "timestamps": reference_timestamps, "period": period}
+    ref_est = _reference_values(estimator, reference_logits, reference_probs, reference_labels, frame, ref_chunks,
                                 n_classes)  # fmt: skip
     if ref_est.size >= 2:
         mu, sd = float(ref_est.mean()), float(ref_est.std())  # population sd, as NannyML's threshold
-        frame["lower"], frame["upper"] = max(0.0, mu - BAND_SIGMAS * sd), min(1.0, mu + BAND_SIGMAS * sd)
+        frame["band_lower"] = max(0.0, mu - BAND_SIGMAS * sd)
+        frame["band_upper"] = min(1.0, mu + BAND_SIGMAS * sd)
     else:
-        frame["lower"] = frame["upper"] = np.nan
+        frame["band_lower"] = frame["band_upper"] = np.nan
     est = frame["estimate"]
-    frame["alert"] = (est.notna() & ((est < frame["lower"]) | (est > frame["upper"]))).astype(bool)
+    frame["alert"] = (est.notna() & ((est < frame["band_lower"]) | (est > frame["band_upper"]))).astype(bool)
     return ChunkResult(frame[_COLUMNS], getattr(estimator, "name", type(estimator).__name__), ref_est)
 
 
 def _reference_values(estimator: Any, ref_logits: Any, ref_probs: Any, ref_labels: Any, frame: pd.DataFrame,
-                      chunk_size: int | None, n_classes: int) -> np.ndarray:  # fmt: skip
-    """Per reference chunk: its realised accuracy (with labels) or the estimator's estimate; the reference must
-    have the stream's ``n_classes`` classes."""
+                      chunking: dict[str, Any], n_classes: int) -> np.ndarray:  # fmt: skip
+    """Per reference chunk (NannyML's chunks, :func:`_reference_chunks`): its realised accuracy (with labels) or
+    the estimator's estimate; the reference must have the stream's ``n_classes`` classes."""
     given = {k: v for k, v in (("logits", ref_logits), ("probs", ref_probs)) if v is not None}
     if not given:
-        if ref_labels is not None:
-            raise InputValidationError("reference_labels: give the reference predictions with them")
+        for name, value in (("reference_labels", ref_labels), ("reference_timestamps", chunking["timestamps"])):
+            if value is not None:
+                raise InputValidationError(f"{name}: give the reference predictions with them")
         return np.array([])
     if len(given) > 1:
         raise InputValidationError("reference_logits, reference_probs: give at most one of the two")
@@ -201,14 +214,24 @@ def _reference_values(estimator: Any, ref_logits: Any, ref_probs: Any, ref_label
             f"reference_{key}: expected {n_classes} classes like the stream, got shape {tuple(ref.shape)}; a "
             "reference of another model or label set gives a meaningless band"
         )
-    size = chunk_size or int(np.median(frame.loc[frame["n"] > 0, "n"]))
-    m = int(ref.shape[0]) // size
-    if m < 2:
+    chunks = _reference_chunks(int(ref.shape[0]), frame, chunking)
+    if len(chunks) < 2:
         raise InputValidationError(
-            f"reference_{key}: {ref.shape[0]} rows make fewer than 2 chunks of {size}; the band needs at least 2"
+            f"reference_{key}: {ref.shape[0]} rows make fewer than 2 reference chunks; the band needs at least 2"
         )
     if ref_labels is not None:
         y = check_labels(ref_labels, "reference_labels", n=int(ref.shape[0]), n_classes=n_classes)
         hit = np.asarray(ref.argmax(axis=1)) == y
-        return np.array([hit[i * size : (i + 1) * size].mean() for i in range(m)])
-    return np.array([_estimate(estimator, key, ref, slice(i * size, (i + 1) * size)) for i in range(m)])
+        return np.array([hit[rows].mean() for rows in chunks])
+    return np.array([_estimate(estimator, key, ref, rows) for rows in chunks])
+
+
+def _reference_chunks(n_ref: int, frame: pd.DataFrame, chunking: dict[str, Any]) -> list[Any]:
+    """The reference's chunks as NannyML 0.13 makes them: by ``period`` over ``timestamps`` (non-empty periods
+    only), else consecutive chunks of the chunk size (with periods and no reference times: the median non-empty
+    analysis chunk size) with the short last chunk kept (``SizeBasedChunker(incomplete="keep")``)."""
+    if chunking["timestamps"] is not None:
+        return [rows for *_, rows in _period_chunks(chunking["timestamps"], chunking["period"], n_ref,
+                                                    name="reference_timestamps") if len(rows)]  # fmt: skip
+    size = chunking["size"] or int(np.median(frame.loc[frame["n"] > 0, "n"]))
+    return [slice(lo, min(lo + size, n_ref)) for lo in range(0, n_ref, size)]

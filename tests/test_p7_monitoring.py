@@ -59,7 +59,7 @@ def test_monitor_and_alert_table():
 def test_alert_table_by_hand():
     frame = pd.DataFrame({
         "method": ["a"] * 4, "chunk": ["c0", "c1", "c2", "c3"], "start": [0, 10, 20, 30], "end": [9, 19, 29, 39],
-        "n": [10] * 4, "estimate": [0.9, 0.9, 0.6, 0.5], "lower": [0.8] * 4, "upper": [1.0] * 4,
+        "n": [10] * 4, "estimate": [0.9, 0.9, 0.6, 0.5], "band_lower": [0.8] * 4, "band_upper": [1.0] * 4,
         "alert": [False, False, True, True], "realised_accuracy": [0.9, 0.7, 0.6, 0.5],
         "period": ["clean", "clean", "blur", "blur"]})  # fmt: skip
     row = alert_table(frame).iloc[0]

@@ -156,7 +156,7 @@ def alert_table(frame: pd.DataFrame) -> pd.DataFrame:
     out = []
     for method, g in frame.groupby("method", sort=False):
         g = g.reset_index(drop=True)
-        real_out = (g["realised_accuracy"] < g["lower"]) | (g["realised_accuracy"] > g["upper"])
+        real_out = (g["realised_accuracy"] < g["band_lower"]) | (g["realised_accuracy"] > g["band_upper"])
         first = g.index[g["alert"]].min() if g["alert"].any() else np.nan
         oracle = g.index[real_out].min() if real_out.any() else np.nan
         out.append({
