@@ -41,6 +41,11 @@ stacked                    StackedEstimator (needs shifted=)   StackedRegression
 stacked_sota               StackedEstimator on STACK_METHODS_SOTA (the base set with the 2023-2025 methods)
 =========================  ==================================  =================================
 
+Your own estimator: subclass :class:`LabelFreeEstimator` (``fit`` / ``estimate`` are defined there; write
+``_prepare_target`` and ``_point`` and one bootstrap protocol) and it gets intervals, class checks and, with
+``mergeable = True``, out-of-core estimates; :func:`check_estimator` runs the whole contract on it
+(:mod:`helpers.estimators.checks`).
+
 :class:`ShiftConformal` wraps any of them with a split-conformal interval calibrated on labelled shifted sets
 (:mod:`helpers.estimators.conformal`), the interval that covers a shift's error rather than sampling noise.
 
@@ -50,7 +55,14 @@ on unseen sets), and :class:`DiscriminatorBounds` / ``bounds_table`` turn an (n_
 matrix of Correct/Incorrect votes into paper 1's upper and lower bounds.
 """
 
-from helpers.estimators._common import logsumexp_rows, softmax
+from helpers.estimators._common import (
+    LabelFreeEstimator,
+    Prepared,
+    logsumexp_rows,
+    resolve_logits,
+    resolve_probs,
+    softmax,
+)
 from helpers.estimators.agreement import AgreementScore, agreement_score
 from helpers.estimators.atc import ATC, ATC_RULES, atc_accuracy, atc_scores, atc_threshold
 from helpers.estimators.base import (
@@ -79,6 +91,7 @@ from helpers.estimators.bounds import (
     upper_bound,
 )
 from helpers.estimators.cbpe import CBPE, cbpe_accuracy, cbpe_expected_correct, fit_cbpe_calibrators
+from helpers.estimators.checks import check_estimator, synthetic_task  # noqa: E402  (after the estimators it checks)
 from helpers.estimators.confidence import (
     AverageConfidence,
     AverageNegativeEntropy,
@@ -127,6 +140,12 @@ from helpers.estimators.stacking import STACK_METHODS, STACK_METHODS_SOTA, Stack
 __all__ = [
     "Estimate",
     "BaseEstimator",
+    "LabelFreeEstimator",
+    "Prepared",
+    "resolve_probs",
+    "resolve_logits",
+    "check_estimator",
+    "synthetic_task",
     "UnusedArgumentWarning",
     "SmallSampleWarning",
     "declared_arguments",

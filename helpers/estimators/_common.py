@@ -332,6 +332,9 @@ class LabelFreeEstimator(BaseEstimator, metaclass=ABCMeta):
     output = "accuracy"
     requires_fit = True
     binary_columns = False  # the single column is 0/1: exact binomial bootstrap
+    #: the statistic is a function of column means (``_columns`` / ``_from_means``) that merges over blocks of rows:
+    #: ``estimate`` on a Dask array or store path runs out of core (:mod:`helpers.estimators.streaming`)
+    mergeable = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -346,6 +349,23 @@ class LabelFreeEstimator(BaseEstimator, metaclass=ABCMeta):
                             f"got {sorted(own) or 'none'}")  # fmt: skip
         if "estimate" in cls.__dict__:  # a Dask array or a store path goes to the out-of-core route
             cls.estimate = _streamable(cls.__dict__["estimate"])
+
+    # -- the public API (a subclass overrides fit to learn from labels, estimate to take other inputs) ----------
+    def fit(self, *, logits: Any = None, probs: Any = None) -> LabelFreeEstimator:
+        """Record the reference's class count (``estimate`` then refuses a target with another); returns self."""
+        self._check_params()
+        if logits is not None or probs is not None:
+            resolve_probs(logits=logits, probs=probs, where=f"{type(self).__name__}.fit")
+            self.n_classes_ = n_classes_of(logits, probs)
+        return self
+
+    def estimate(self, *, logits: Any = None, probs: Any = None, interval: bool = False) -> Estimate:
+        """The estimate on an unlabelled target (``logits=`` or ``probs=``, in memory, a Dask array or a store
+        path when :attr:`mergeable`); ``interval=True`` adds a percentile bootstrap over the target's examples."""
+        self._check_params()
+        self._require_fit()
+        self._check_target_classes(n_classes_of(logits, probs))
+        return self._finish(self._prepare_target(logits=logits, probs=probs), interval=interval)
 
     # -- subclass hooks ----------------------------------------------------------------------------------
     @abstractmethod
@@ -466,3 +486,6 @@ class LabelFreeEstimator(BaseEstimator, metaclass=ABCMeta):
                 mapped = np.clip(apply_regressor(regressor, reps), 0.0, 1.0)
                 lower, upper = (float(v) for v in percentile_interval(mapped, self.level))
         return Estimate(self.name, acc, lower, upper, score, n, details)
+
+
+LabelFreeEstimator.estimate = _streamable(LabelFreeEstimator.estimate)  # type: ignore[method-assign]

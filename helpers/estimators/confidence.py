@@ -128,7 +128,8 @@ class _ConfidenceEstimator(LabelFreeEstimator):
         labels: Any = None,
         correct: Any = None,
     ):
-        """Optional for this estimator: records the class count so ``estimate`` can check the target against it."""
+        """Optional for this estimator: records the class count so ``estimate`` can check the target against it
+        (``labels`` / ``correct`` are not used, but checked when given: a wrong array is refused, not ignored)."""
         self._check_params()
         conf, p = resolve_confidence(
             logits=logits,
@@ -138,6 +139,10 @@ class _ConfidenceEstimator(LabelFreeEstimator):
             eps=ENTROPY_EPS,
         )
         self.n_classes_ = n_classes_of(logits, probs)
+        if labels is not None and self.n_classes_ is not None:
+            check_labels(labels, "labels", n_classes=self.n_classes_, n=conf.shape[0])
+        if correct is not None:
+            check_binary(correct, "correct", n=conf.shape[0])
         return self
 
     def _prepare_target(self, *, logits=None, probs=None, confidence=None) -> Prepared:

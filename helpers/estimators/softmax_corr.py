@@ -94,6 +94,8 @@ class SoftmaxCorr(LabelFreeEstimator):
             k = n_classes_of(logits, probs)
             y = check_labels(labels, "labels", n_classes=k)
             self.prior_ = np.bincount(y, minlength=k) / y.shape[0]
+        elif labels is not None and (logits is not None or probs is not None):  # unused, but a wrong array is refused
+            check_labels(labels, "labels", n_classes=n_classes_of(logits, probs))
         self._fit_score(logits=logits, probs=probs, shifted=shifted, resolve=resolve_probs)
         return self
 

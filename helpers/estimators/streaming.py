@@ -118,7 +118,7 @@ class _Plan:
 
 def _plan(est: Any, key: str, n_cols: int) -> _Plan:
     name = type(est).__name__
-    if name in _REFUSED or name not in MERGEABLE:
+    if name in _REFUSED or (name not in MERGEABLE and not getattr(est, "mergeable", False)):
         why = _REFUSED.get(name, "its statistic is not declared mergeable (helpers.estimators.streaming.MERGEABLE)")
         raise InputValidationError(
             f"{name} ({est.name}) cannot be estimated out of core from merged block statistics: {why}"
