@@ -64,6 +64,7 @@ __all__ = [
     "thread_cap",
     "cpu_seconds",
     "note_cpu",
+    "note_units",
 ]
 
 ENV_SCHEDULER = "HELPERS_SCHEDULER"
@@ -307,6 +308,18 @@ def note_cpu() -> None:
         (Path(folder) / f"{notebook}.cpu.json").write_text(json.dumps(cpu_seconds()), encoding="utf-8")
 
 
+def note_units(desc: str, names: Sequence[str], cpu_s: Sequence[float]) -> None:
+    """Append one line per unit (``map``: ``desc``, ``unit``, ``cpu_s``) to ``$HELPERS_RESULTS/units/<notebook>.jsonl``
+    under the runner (else nothing): the run's CPU profile by unit (:func:`helpers.publish.times.cpu_profile`)."""
+    folder, notebook = os.environ.get("HELPERS_RESULTS"), os.environ.get("HELPERS_NOTEBOOK")
+    if not (folder and notebook and Path(folder).is_dir()):
+        return
+    (Path(folder) / "units").mkdir(exist_ok=True)
+    with open(Path(folder) / "units" / f"{notebook}.jsonl", "a", encoding="utf-8") as fh:
+        for name, cpu in zip(names, cpu_s):
+            fh.write(json.dumps({"map": desc, "unit": str(name), "cpu_s": round(float(cpu), 3)}) + "\n")
+
+
 def _timed_unit(*args: Any) -> tuple[Any, float]:
     """:func:`_run_unit` and the CPU seconds of the worker thread that ran it."""
     start = time.thread_time()
@@ -413,12 +426,16 @@ def map_units(
     ex = None if _on_worker() or len(items) <= 1 else _notebook_executor()
     extra = () if common is None else (common,)
     if ex is None or ex.client is None:
-        out = []
+        out, spent = [], []
         for name, item in zip(tqdm(names, desc=desc, disable=not progress), items):
+            start = time.process_time()  # units run one after another here: the process's CPU is the unit's
             try:
                 out.append(fn(item, *extra))
             except Exception as exc:
                 raise UnitError(f"unit {name!r} of {where} failed: {type(exc).__name__}: {exc}") from exc
+            spent.append(time.process_time() - start)
+        if not _on_worker():
+            note_units(desc, names, spent)
         note_cpu()
         return out
     from distributed import as_completed
@@ -461,6 +478,7 @@ def map_units(
     global _UNIT_CPU_S
     timed = [f.result() for f in futures]
     _UNIT_CPU_S += sum(cpu for _, cpu in timed)
+    note_units(desc, names, [cpu for _, cpu in timed])
     note_cpu()
     return [out for out, _ in timed]
 

@@ -209,3 +209,36 @@ def test_a_notebook_s_cpu_note_is_written_under_the_runner_and_read_once(tmp_pat
     cpu = _read_cpu_note(tmp_path / "07_x.cpu.json")
     assert 0 < cpu <= seconds["process_cpu_s"] + seconds["unit_cpu_s"] + 0.1
     assert not (tmp_path / "07_x.cpu.json").exists() and _read_cpu_note(tmp_path / "07_x.cpu.json") is None
+
+
+def test_units_record_their_cpu_and_the_profile_ranks_them(tmp_path, monkeypatch):
+    """map_units writes one line per unit under the runner's results; cpu_profile sums them per notebook."""
+    import json
+
+    import helpers.parallel as parallel
+    from helpers.parallel import map_units
+    from helpers.publish.times import cpu_profile
+
+    monkeypatch.setattr(parallel, "_notebook_executor", lambda: None)  # in process: no cluster for this test
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    monkeypatch.setenv("HELPERS_RESULTS", str(staging))
+    monkeypatch.setenv("HELPERS_NOTEBOOK", "01_x")
+
+    def work(n):
+        return sum(i * i for i in range(n))
+
+    assert map_units(work, [200_000, 10], names=["big", "small"], desc="squares", progress=False) == [
+        work(200_000), work(10)]
+    lines = [json.loads(x) for x in (staging / "units" / "01_x.jsonl").read_text().splitlines()]
+    assert [x["unit"] for x in lines] == ["big", "small"] and lines[0]["map"] == "squares"
+    assert lines[0]["cpu_s"] > lines[1]["cpu_s"] >= 0
+    run = tmp_path / "run"
+    (run / "results" / "units").mkdir(parents=True)
+    (staging / "units" / "01_x.jsonl").rename(run / "results" / "units" / "01_x.jsonl")
+    (run / "run_status.json").write_text(json.dumps({"_run": {}, "01_x": {"cpu_s": 10.0, "wall_s": 12.0},
+                                                     "02_y": {"cpu_s": 30.0, "wall_s": 20.0}}))  # fmt: skip
+    per_nb, top = cpu_profile(run, top=1)
+    assert list(per_nb["notebook"]) == ["02_y", "01_x"] and per_nb.loc[0, "share"] == 0.75
+    assert per_nb.loc[1, "units"] == 2 and pd.isna(per_nb.loc[0, "units"])
+    assert list(top["unit"]) == ["big"] and top.loc[0, "share"] == pytest.approx(lines[0]["cpu_s"] / 40, abs=1e-4)

@@ -20,7 +20,8 @@ from helpers.paths import latest_run_dir, runs_dir
 from helpers.publish.summary import WHOLE_RUN
 from helpers.tables import to_markdown
 
-__all__ = ["TIMES_BEGIN", "TIMES_END", "note_test_time", "reference_times", "render_times", "splice_times"]
+__all__ = ["TIMES_BEGIN", "TIMES_END", "note_test_time", "reference_times", "render_times", "splice_times",
+           "cpu_profile"]
 
 TIMES_BEGIN, TIMES_END = "<!-- times:begin -->", "<!-- times:end -->"
 
@@ -108,3 +109,34 @@ def splice_times(path: Path, times: pd.DataFrame, calibration: dict | None, refe
     if new != text:
         Path(path).write_text(new, encoding="utf-8")
     return new != text
+
+
+def cpu_profile(run_folder: str | Path, *, top: int = 20) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Where a run's CPU went: per notebook (its CPU seconds from ``run_status.json``, the part spent in units
+    (:func:`helpers.parallel.map_units`, recorded in ``results/units/<notebook>.jsonl``), the number of units and the
+    share of the run's CPU) and the ``top`` costliest units (notebook, map, unit, CPU seconds, share of the run).
+
+    A notebook's CPU beyond its units is its kernel's own work (loading, cells outside units)."""
+    import json as _json
+
+    folder = Path(run_folder)
+    status = _json.loads((folder / "run_status.json").read_text(encoding="utf-8"))
+    rows = []
+    for path in sorted((folder / "results" / "units").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rows.append({"notebook": path.stem, **_json.loads(line)})
+            except ValueError:  # a line cut by a hard kill
+                continue
+    units = pd.DataFrame(rows, columns=["notebook", "map", "unit", "cpu_s"])
+    notebooks = [{"notebook": nb, "cpu_s": info.get("cpu_s"), "wall_s": info.get("wall_s")}
+                 for nb, info in status.items() if nb != "_run" and isinstance(info, dict)]  # fmt: skip
+    per_nb = pd.DataFrame(notebooks, columns=["notebook", "cpu_s", "wall_s"])
+    agg = units.groupby("notebook")["cpu_s"].agg(["sum", "size"]).rename(columns={"sum": "units_cpu_s", "size": "units"})
+    per_nb = per_nb.join(agg, on="notebook")
+    total = float(pd.to_numeric(per_nb["cpu_s"], errors="coerce").sum()) or float("nan")
+    per_nb["share"] = (pd.to_numeric(per_nb["cpu_s"], errors="coerce") / total).round(4)
+    per_nb = per_nb.sort_values("cpu_s", ascending=False).reset_index(drop=True)
+    heavy = units.sort_values("cpu_s", ascending=False).head(top).reset_index(drop=True)
+    heavy["share"] = (heavy["cpu_s"] / total).round(4)
+    return per_nb, heavy

@@ -205,6 +205,7 @@ def run_notebook(
         run.cpu_s = _read_cpu_note(staging / f"{notebook.stem}.cpu.json")
         _settle_records(staging / f"{notebook.stem}.jsonl", results, ok=run.status == "ok")
         _settle_claims(staging / "claims", notebook.stem, results, ok=run.status == "ok")
+        _settle_records(staging / "units" / f"{notebook.stem}.jsonl", results / "units", ok=run.status == "ok")
     return run
 
 
