@@ -61,7 +61,6 @@ __all__ = [
     "claim_kinds",
     "claim_entry",
     "format_estimate",
-    "render_details",
 ]
 
 #: what an interval says of its criterion (:func:`verdict`)
@@ -501,22 +500,3 @@ def tally(claims: pd.DataFrame) -> pd.DataFrame:
         rows.append({"paper": paper, "kind": kind, "claims": len(g),
                      **{v: int((g["verdict"] == v).sum()) for v in VERDICTS}})  # fmt: skip
     return pd.DataFrame(rows, columns=cols)
-
-
-def render_details(folder: str | os.PathLike[str], claims: pd.DataFrame) -> str:
-    """Markdown of every claim's per-setup detail (the ``<notebook>.<claim id>.csv`` files in ``folder``), each under
-    its claim id with the verdict, for the reports and ``figures/claims_detail.md``."""
-    from helpers.tables import to_markdown
-
-    folder = Path(folder)
-    parts = ["# Claims: per-setup detail", "Generated from the run's records; one table per claim decided on several "
-             "setups, sets, pairs or models (the rows its estimate is computed from)."]  # fmt: skip
-    by_id = claims.set_index("id") if len(claims) else pd.DataFrame()
-    for path in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
-        cid = path.stem.split(".", 1)[1] if "." in path.stem else path.stem
-        head = f"## `{cid}`"
-        if cid in by_id.index:
-            r = by_id.loc[cid]
-            head += f" — {r['verdict']} ({r['quantity']}: {format_estimate(r['estimate'])} [{format_estimate(r['low'])}, {format_estimate(r['high'])}])"
-        parts += [head, to_markdown(pd.read_csv(path))]
-    return "\n\n".join(p.rstrip() for p in parts) + "\n"

@@ -65,11 +65,12 @@ def publish(
     list of str
         The notebooks published.
     """
-    from helpers.claims import claims_csv, collect_claims, render_details
+    from helpers.claims import claims_csv, collect_claims
     from helpers.publish.results import collect, summary_table
     from helpers.publish.summary import (
         WHOLE_RUN,
         load_claims,
+        render_details,
         run_times,
     )
 

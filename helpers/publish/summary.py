@@ -27,7 +27,7 @@ from helpers.claims import (
     claim_kinds,
     claims_csv,
     collect_claims,
-    render_details,
+    format_estimate,
     superseded,
     tally,
 )
@@ -41,6 +41,7 @@ __all__ = [
     "README_END",
     "run_times",
     "claims_table",
+    "render_details",
     "paper_comparison",
     "render_summary",
     "render_readme_section",
@@ -393,3 +394,22 @@ def compare_runs(before: pd.DataFrame, after: pd.DataFrame, *, rtol: float = 1e-
                                  zip(g.index[g["flipped"]], g["passed_before"][g["flipped"]], g["passed_after"][g["flipped"]])),
         })  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def render_details(folder: str | Path, claims: pd.DataFrame) -> str:
+    """Markdown of every claim's per-setup detail (the ``<notebook>.<claim id>.csv`` files in ``folder``), each under
+    its claim id with the verdict, for the reports and ``figures/claims_detail.md``."""
+    from helpers.tables import to_markdown
+
+    folder = Path(folder)
+    parts = ["# Claims: per-setup detail", "Generated from the run's records; one table per claim decided on several "
+             "setups, sets, pairs or models (the rows its estimate is computed from)."]  # fmt: skip
+    by_id = claims.set_index("id") if len(claims) else pd.DataFrame()
+    for path in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
+        cid = path.stem.split(".", 1)[1] if "." in path.stem else path.stem
+        head = f"## `{cid}`"
+        if cid in by_id.index:
+            r = by_id.loc[cid]
+            head += f" — {r['verdict']} ({r['quantity']}: {format_estimate(r['estimate'])} [{format_estimate(r['low'])}, {format_estimate(r['high'])}])"
+        parts += [head, to_markdown(pd.read_csv(path))]
+    return "\n\n".join(p.rstrip() for p in parts) + "\n"
