@@ -144,7 +144,8 @@ def _cmd_seeds(args: argparse.Namespace) -> int:
     from helpers.publish import seed_runs, seeds_stability
 
     runs = seed_runs(args.profile)
-    table = seeds_stability(args.profile, destination=None if args.publish else runs.get(0, Path(".")) / "figures")
+    table = seeds_stability(args.profile, destination=None if args.publish else runs.get(0, Path(".")) / "figures",
+                            only=_names(args.only))  # fmt: skip
     where = "figures/claims_seeds.{csv,md} and the seeds columns of figures/claims.csv" if args.publish else \
         f"{runs[0] / 'figures'}/claims_seeds.{{csv,md}}"
     print(f"{len(table)} claims over seeds {sorted(runs)}; {int(table['changes'].sum())} change verdict; wrote {where}")
@@ -221,6 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
     seeds = sub.add_parser("seeds", help="the claims' verdicts across seeds: the profile's latest run (seed 0) and "
                                           "the latest run of each `-p seed=N`")  # fmt: skip
     seeds.add_argument("--profile", default="default")
+    seeds.add_argument("--only", nargs="+", metavar="NAME",
+                       help="the notebooks whose seeds runs these are (their claims' rows replace theirs; others kept)")
     seeds.add_argument("--publish", action="store_true",
                        help="write into the committed figures/ (claims_seeds.*, the seeds columns of claims.csv)")
     seeds.set_defaults(func=_cmd_seeds)

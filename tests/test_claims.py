@@ -203,6 +203,13 @@ def test_seeds_command_builds_the_stability_table_from_the_reference_and_the_see
     assert table.loc[0, "seeds_held"] == 2 and table.loc[0, "changes"]
     assert "p9.a" in (dest / "claims_seeds.md").read_text()
     assert pd.read_csv(dest / "claims.csv").loc[0, "seeds"] == 3
+    # seeds runs of one notebook: its claims' rows are replaced, the others' kept
+    kept = table.assign(id="p8.kept", paper="P8")
+    pd.concat([table, kept]).to_csv(dest / "claims_seeds.csv", index=False)
+    merged = seeds_stability("default", destination=dest, only=["nb"]).set_index("id")
+    assert set(merged.index) == {"p9.a", "p8.kept"} and merged.loc["p9.a", "seeds_held"] == 2
+    assert seeds_stability("default", destination=dest, only=["other"], write=False).set_index("id").loc[
+        "p9.a", "seeds_held"] == 2  # no claims of that notebook: the existing rows stay
 
 
 def test_publishing_the_seeds_re_renders_what_quotes_the_claims(tmp_path):

@@ -281,11 +281,13 @@ def seed_runs(profile: str = "default") -> dict[int, Path]:
 
 
 def seeds_stability(profile: str = "default", *, destination: str | os.PathLike[str] | None = None,
-                    write: bool = True) -> pd.DataFrame:  # fmt: skip
+                    write: bool = True, only: list[str] | None = None) -> pd.DataFrame:  # fmt: skip
     """The seeds stability table of the claims (:func:`helpers.claims.stability_table`) over :func:`seed_runs`.
 
     Writes ``claims_seeds.{csv,md}`` into ``destination`` (default: the repository's ``figures/``) and the
-    ``seeds_held`` / ``seeds`` columns of its ``claims.csv`` (claims decided on one seed only keep 1 of 1).
+    ``seeds_held`` / ``seeds`` columns of its ``claims.csv`` (claims decided on one seed only keep 1 of 1).  With
+    ``only`` (notebook stems or prefixes, e.g. ``["04"]``: the seeds runs of those notebooks alone), the rows of
+    those notebooks' claims replace theirs in the existing table and the others are kept.
     """
     from helpers.claims import claims_csv, collect_claims, stability_table
     from helpers.publish.summary import load_claims
@@ -295,15 +297,24 @@ def seeds_stability(profile: str = "default", *, destination: str | os.PathLike[
     if len(runs) < 2:
         raise HelpersError(f"seeds: found runs for seeds {sorted(runs)} of profile {profile!r}; run another seed "
                            f"first, e.g. python -m helpers run --profile {profile} --only 01 02 03 04 -p seed=1")  # fmt: skip
-    table = stability_table({s: collect_claims(d / "results") for s, d in runs.items()})
+    outcomes = {s: collect_claims(d / "results") for s, d in runs.items()}
+    if only:
+        outcomes = {s: f[f["notebook"].astype(str).str.startswith(tuple(only))] for s, f in outcomes.items()}
+    table = stability_table(outcomes)
+    dest = Path(destination) if destination is not None else published_dir()
+    if only and (dest / "claims_seeds.csv").exists():
+        kept = pd.read_csv(dest / "claims_seeds.csv", keep_default_na=False, na_values=[""])
+        table = pd.concat([kept[~kept["id"].isin(table["id"])], table], ignore_index=True)
+        table = table.sort_values(["paper", "id"], kind="stable").reset_index(drop=True)
     if not write:
         return table
-    dest = Path(destination) if destination is not None else published_dir()
     table.to_csv(dest / "claims_seeds.csv", index=False)
     changed = table[table["changes"]]["id"].tolist()
     (dest / "claims_seeds.md").write_text(
         "# Claims across seeds\n\n"
-        f"Runs: {', '.join(f'seed {s}: `{d.name}`' for s, d in runs.items())}. A claim decided on trained models is "
+        f"Runs: {', '.join(f'seed {s}: `{d.name}`' for s, d in runs.items())}"
+        + (f" (for the claims of {', '.join(only)}; the other rows are kept from the earlier seeds runs)" if only else "")
+        + ". A claim decided on trained models is "
         "re-decided on every seed's run; `seeds_held` counts the seeds on which it holds.  With at least three seeds "
         "the claim's verdict in `claims.csv` comes from one interval over them, the seed its top resampling level "
         "(`helpers.claims_seeds`).\n\n"
