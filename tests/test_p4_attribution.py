@@ -159,3 +159,23 @@ def test_window_factor_has_four_readings():
     np.testing.assert_allclose(r["|a| a priori"][0][0], 0.5)
     assert r["opposite"][1] is False and r["a priori"][1] is True
     assert list(factor_readings(res, pop, "SUM-DIFF", method="shap")) == ["a priori", "opposite"]
+
+
+def test_p4_intervals_resample_models_not_pairs():
+    """The informative pairs share models: with 8 models (28 pairs) whose pairs' accuracy follows the models, the
+    model bootstrap's interval is wider than a pair bootstrap's, around the same estimate."""
+    from helpers.claims import bootstrap_decision
+    from helpers.experiments.p4_attribution.claims import _boot
+
+    rng = np.random.default_rng(4)
+    skill = rng.uniform(0.3, 1.0, 8)
+    rows = [{"setting": "S", "ranker": "ACC", "model_a": f"m{i}", "model_b": f"m{j}",
+             "accuracy": float((skill[i] + skill[j]) / 2)} for i in range(8) for j in range(i + 1, 8)]  # fmt: skip
+    frame = pd.DataFrame(rows)
+    by_model = _boot(frame, lambda t: float(t["ACC"].mean()))
+    acc = frame["accuracy"].to_numpy()
+    by_pair = bootstrap_decision(lambda i: float(100 * acc[i].mean()), len(acc))
+    assert by_model.estimate == pytest.approx(100 * acc.mean())
+    assert (by_model.high - by_model.low) > 1.5 * (by_pair.high - by_pair.low)
+    one = pd.DataFrame([{"setting": "S", "ranker": "ACC", "model_a": "a", "model_b": "a", "accuracy": 1.0}])
+    assert np.isnan(_boot(one, lambda t: float(t["ACC"].mean())).low)  # one model: no interval

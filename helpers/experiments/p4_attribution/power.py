@@ -29,13 +29,15 @@ FACTORS_MATCH = tuple(PAPER_T1[k][a] >= PAPER_T1[k]["ACC"] for k in ("morph", "v
 EXTREME_CELLS = tuple(v <= 5 or v >= 95 for row in PAPER_T4.values() for v in row)
 _GENERAL = ("MAX-DIFF", "INDEX-DIFF", "SUM-DIFF", "FIRST-TOK")
 _SETTINGS = tuple(sorted(PAPER_ACC))
+#: a setting's ranking accuracy over its informative pairs, the models resampled (the pairs share them)
+_MODELS = "the setting's model pairs (its models resampled)"
 
 POWER: dict[str, Power] = {
-    "p4.acc_strong_baseline": Power(GroupsRule("mean"), tuple(PAPER_ACC[s] for s in _SETTINGS),
+    "p4.acc_strong_baseline": Power(GroupsRule("mean", of=_MODELS), tuple(PAPER_ACC[s] for s in _SETTINGS),
                                     "paper 4, Tables 1-2: ACC per setting", seeds=True),  # fmt: skip
-    "p4.conf_below_acc": Power(GroupsRule("max"), tuple(PAPER_CONF[s] - PAPER_ACC[s] for s in _SETTINGS),
+    "p4.conf_below_acc": Power(GroupsRule("max", of=_MODELS), tuple(PAPER_CONF[s] - PAPER_ACC[s] for s in _SETTINGS),
                                "paper 4, Tables 1-2: CONF - ACC per setting", seeds=True),  # fmt: skip
-    "p4.conf_near_random": Power(GroupsRule("mean"), tuple(PAPER_CONF[s] for s in _SETTINGS),
+    "p4.conf_near_random": Power(GroupsRule("mean", of=_MODELS), tuple(PAPER_CONF[s] for s in _SETTINGS),
                                  "paper 4, Tables 1-2: CONF per setting", seeds=True),  # fmt: skip
     "p4.factors_match_acc": Power(ShareRule(), sum(FACTORS_MATCH) / len(FACTORS_MATCH), "paper 4, Tables 1-2: "
                                   "7 of the 12 (setting, factor, attribution) combinations", seeds=True,
