@@ -8,14 +8,12 @@ import pytest
 from helpers.errors import InputValidationError
 from helpers.estimators import (
     Estimate,
-    LabelFreeEstimator,
-    Prepared,
     check_estimator,
     get_estimator,
     list_estimators,
-    resolve_probs,
 )
 from helpers.estimators.base import BaseEstimator
+from helpers.estimators.examples import MeanMaxProb
 
 
 @pytest.mark.parametrize("name", list_estimators())
@@ -49,28 +47,11 @@ def test_an_estimator_that_checks_nothing_fails_by_name():
         check_estimator(NaiveConfidence())
 
 
-class MeanConfidence(LabelFreeEstimator):
-    """The public base: two hooks and a bootstrap protocol; intervals, checks and out of core come with it."""
-
-    name = "mean_confidence_test"
-    requires_fit = False
-    mergeable = True
+class MeanConfidence(MeanMaxProb):
+    """The public base's pattern (helpers.estimators.examples), with its bootstrap size for these tests."""
 
     def __init__(self, *, n_boot=100, level=0.95, random_state=0):
-        self.n_boot, self.level, self.random_state = n_boot, level, random_state
-
-    def _prepare_target(self, *, logits=None, probs=None):
-        p = resolve_probs(logits=logits, probs=probs, where="MeanConfidence.estimate")
-        return Prepared(n=len(p), arrays={"conf": p.max(axis=1)})
-
-    def _point(self, prep):
-        return float(prep.arrays["conf"].mean())
-
-    def _columns(self, prep):
-        return prep.arrays["conf"][:, None]
-
-    def _from_means(self, means, prep):
-        return means[:, 0]
+        super().__init__(n_boot=n_boot, level=level, random_state=random_state)
 
 
 def test_a_subclass_of_the_public_base_passes_and_equals_the_registered_twin():

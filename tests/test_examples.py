@@ -48,7 +48,7 @@ def _blocks(path: Path) -> list[str]:
 def _namespace() -> dict:
     """The arrays the examples name: a 4-class model whose shifted sets lose accuracy step by step."""
     from helpers.benchmark import ShiftTask
-    from helpers.estimators import LabelFreeEstimator, Prepared, resolve_probs
+    from helpers.estimators.examples import MeanMaxProb
 
     rng = np.random.default_rng(0)
 
@@ -67,25 +67,8 @@ def _namespace() -> dict:
     ns["task"] = ShiftTask("yours", "byod", (ns["val_logits"], ns["val_labels"]),
                            {"target": (ns["target_logits"], ns["target_labels"])}, meta=meta)  # fmt: skip
 
-    class MyEstimator(LabelFreeEstimator):  # the README's "your own method": mean max-softmax
+    class MyEstimator(MeanMaxProb):  # the README's "your own method": the public base's pattern, mean max-softmax
         name = "mine"
-        requires_fit = False
-
-        def __init__(self, *, n_boot=200, level=0.95, random_state=0):
-            self.n_boot, self.level, self.random_state = n_boot, level, random_state
-
-        def _prepare_target(self, *, logits=None, probs=None):
-            p = resolve_probs(logits=logits, probs=probs, where="MyEstimator.estimate")
-            return Prepared(n=len(p), arrays={"conf": p.max(axis=1)})
-
-        def _point(self, prep):
-            return float(prep.arrays["conf"].mean())
-
-        def _columns(self, prep):
-            return prep.arrays["conf"][:, None]
-
-        def _from_means(self, means, prep):
-            return means[:, 0]
 
     ns["MyEstimator"] = MyEstimator
     return ns
