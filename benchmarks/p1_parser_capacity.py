@@ -28,7 +28,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from helpers.experiments.p1_bounds.pipeline import _parser_cache  # noqa: E402
+from helpers.experiments.p1_bounds.pipeline import parser_cache  # noqa: E402
 from helpers.experiments.p1_bounds.settings import notebook_parameters, pipeline_config, task_data  # noqa: E402
 from helpers.seq2seq import beam_search, build_parser, exact_match, train_parser  # noqa: E402
 from helpers.tables import to_markdown  # noqa: E402
@@ -49,7 +49,7 @@ def default_task(name: str) -> tuple:
     params = notebook_parameters("default")
     task = task_data(params, name)
     base = pipeline_config(params, name)
-    vocab = _parser_cache(task, base)[0]
+    vocab = parser_cache(task, base)[0]
     rng = np.random.default_rng(0)
     train_probe = [task.train[i] for i in rng.choice(len(task.train), 300, replace=False)]
     return task, base, vocab, train_probe

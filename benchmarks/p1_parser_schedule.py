@@ -32,7 +32,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.p1_parser_capacity import default_task  # noqa: E402
-from helpers.experiments.p1_bounds.pipeline import _constraints  # noqa: E402
+from helpers.experiments.p1_bounds.pipeline import decode_constraints_for  # noqa: E402
 from helpers.seq2seq import beam_search, build_parser, exact_match, train_parser  # noqa: E402
 from helpers.tables import to_markdown  # noqa: E402
 
@@ -41,7 +41,7 @@ def exact(model, vocab, task, cfg, pairs) -> float:
     """Exact match of the top beam on ``pairs``, decoded as notebook 01 decodes its dev set."""
     inputs = [p[0] for p in pairs]
     out = beam_search(model, vocab, inputs, num_beams=cfg.num_beams, max_new_tokens=task.decode_budget(inputs),
-                      batch_size=cfg.beam_batch_size, device="cpu", **_constraints(task, cfg, inputs))  # fmt: skip
+                      batch_size=cfg.beam_batch_size, device="cpu", **decode_constraints_for(task, cfg, inputs))  # fmt: skip
     return float(exact_match([str(x) for x in out.top], [p[1] for p in pairs]).mean())
 
 

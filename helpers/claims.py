@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from helpers.errors import InputValidationError
+from helpers.run.results import results_dir
 
 __all__ = [
     "Claim",
@@ -55,7 +56,6 @@ __all__ = [
     "decide_and_record",
     "collect_claims",
     "stability_table",
-    "claims_csv",
     "tally",
     "superseded",
     "claim_kinds",
@@ -323,8 +323,6 @@ def bootstrap_decision(
 
 
 def _claims_dir(results: str | os.PathLike[str] | None) -> Path:
-    from helpers.publish.results import results_dir
-
     base = Path(results) if results is not None else results_dir()
     path = base / "claims"
     path.mkdir(parents=True, exist_ok=True)
@@ -432,39 +430,6 @@ def format_estimate(v: Any) -> str:
     except (TypeError, ValueError):
         return ""
     return "nan" if not math.isfinite(v) else f"{v:.3g}"
-
-
-def claims_csv(claims: pd.DataFrame, stability: pd.DataFrame | None = None,
-               power: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
-    """The ``figures/claims.csv`` table: ``claims`` (:func:`collect_claims`, the published run's outcomes) with
-    ``seeds_held`` / ``seeds`` from ``stability`` (:func:`stability_table`; without it, this run's verdict on its one
-    seed), every claim with at least three seeds there decided over them
-    (:func:`helpers.claims_seeds.decide_over_seeds`: the seed as a resampling level; the run's own outcome kept in
-    ``run_*``), and each rule's size, power and units from ``power`` (``figures/claims_power.csv``): a rule that
-    cannot decide at its sample makes the verdict ``underpowered`` (:func:`helpers.claims_power.apply_power`;
-    ``interval_verdict`` keeps the interval's).  ``setups_held`` / ``setups`` stay the published run's."""
-    from helpers.claims_power import apply_power
-    from helpers.claims_seeds import decide_over_seeds
-
-    df = claims.copy()
-    if "run_estimate" in df:  # re-applying to a published table: start from the published run's own outcome
-        for col in ("estimate", "low", "high", "verdict"):
-            df[col] = df[f"run_{col}"].where(df[f"run_{col}"].notna(), df[col])
-    elif "interval_verdict" in df:
-        df["verdict"] = df["interval_verdict"].where(df["interval_verdict"].notna(), df["verdict"])
-    df["seeds"] = 1
-    df["seeds_held"] = (df["verdict"] == "holds").astype(int)
-    df["seed_verdicts"] = ""
-    if stability is not None and len(stability):
-        st = stability.set_index("id")
-        known = df["id"].isin(st.index)
-        df.loc[known, "seeds"] = df.loc[known, "id"].map(st["seeds"]).astype(int)
-        df.loc[known, "seeds_held"] = df.loc[known, "id"].map(st["seeds_held"]).astype(int)
-        df.loc[known, "seed_verdicts"] = df.loc[known, "id"].map(st["verdicts"])
-    df = decide_over_seeds(df, stability)
-    df = apply_power(df.drop(columns=["size", "power", "needed", "paper_estimate", "paper_verdict", "units"],
-                             errors="ignore"), power)  # fmt: skip
-    return df.reindex(columns=CLAIM_COLUMNS).reset_index(drop=True)
 
 
 def _flag(v: Any) -> bool:

@@ -101,26 +101,46 @@ def test_no_upward_import():
     assert not bad, "imports must point to the same or a lower layer:\n" + "\n".join(bad)
 
 
-def test_library_packages_form_no_cycle():
-    edges: dict[str, set[str]] = {name: set() for name in LIBRARY}
-    for path, mods in _graph().items():
-        top, _ = _layer_of(path)
-        if top in LIBRARY:
-            edges[top] |= {t for m in mods if (t := _top(m)) in LIBRARY and t != top}
+def _package_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of the package graph ``edges`` (``a -> b``: a module of ``a`` imports ``b``) as a path, or None."""
     state: dict[str, int] = {}
 
-    def visit(node: str, trail: list[str]) -> None:
+    def visit(node: str, trail: list[str]) -> list[str] | None:
         state[node] = 1
-        for nxt in sorted(edges[node]):
+        for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == 1:
-                pytest.fail("library import cycle: " + " -> ".join([*trail, node, nxt]))
-            if nxt not in state:
-                visit(nxt, [*trail, node])
+                return [*trail, node, nxt]
+            if nxt not in state and (found := visit(nxt, [*trail, node])):
+                return found
         state[node] = 2
+        return None
 
-    for name in sorted(LIBRARY):
-        if name not in state:
-            visit(name, [])
+    for name in sorted(edges):
+        if name not in state and (found := visit(name, [])):
+            return found
+    return None
+
+
+def _edges(group: set[str]) -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {name: set() for name in group}
+    for path, mods in _graph().items():
+        top, _ = _layer_of(path)
+        if top in group:
+            edges[top] |= {t for m in mods if (t := _top(m)) in group and t != top}
+    return edges
+
+
+@pytest.mark.parametrize("layer", ["library", "plumbing"])
+def test_packages_of_a_layer_form_no_cycle(layer):
+    cycle = _package_cycle(_edges(LIBRARY if layer == "library" else PLUMBING))
+    assert cycle is None, f"{layer} import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_finder_sees_a_planted_cycle():
+    # the seam it guards: claims imported publish's records while publish imported claims
+    assert _package_cycle({"claims": {"publish"}, "publish": {"claims", "run"}, "run": set()}) == [
+        "claims", "publish", "claims"]
+    assert _package_cycle({"claims": {"run"}, "publish": {"claims", "run"}, "run": set()}) is None
 
 
 def test_experiments_import_only_earlier_notebooks():
@@ -174,22 +194,50 @@ def _package(module: str) -> str:
     return ".".join(parts[:3] if len(parts) > 2 and parts[1] == "experiments" else parts[:2])
 
 
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _is_module(dotted: str) -> bool:
+    path = HELPERS.parent.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
 def _private_imports(path: Path) -> list[str]:
-    """``from helpers.X import _y`` in ``path`` where X lives in another package than ``path`` (dunders allowed)."""
-    me = _dotted(path) if path.is_relative_to(HELPERS.parent) else "outside"
-    bad = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("helpers"):
+    """Private names of another package used in ``path`` (dunders allowed): ``from helpers.X import _y``, a private
+    module (``helpers.X._m``, imported or named in a ``from``), and ``m._y`` on a helpers module bound to ``m``."""
+    me = _dotted(path) if path.is_relative_to(HELPERS) else "outside"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bad, modules = [], {}  # local name -> the helpers module it is bound to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
             for alias in node.names:
-                private = alias.name.startswith("_") and not alias.name.startswith("__")
-                if private and _package(node.module) != _package(me):
+                if alias.name.startswith("helpers"):
+                    if any(_is_private(part) for part in alias.name.split(".")) and _package(alias.name) != _package(me):
+                        bad.append(f"import {alias.name}")
+                    if alias.asname:
+                        modules[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("helpers"):
+            foreign = _package(node.module) != _package(me)
+            if foreign and any(_is_private(part) for part in node.module.split(".")):
+                bad.append(f"from {node.module} import ...")
+            for alias in node.names:
+                if _is_private(alias.name) and foreign:
                     bad.append(f"from {node.module} import {alias.name}")
+                elif _is_module(f"{node.module}.{alias.name}"):
+                    modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                and _is_private(node.attr) and _package(modules[node.value.id]) != _package(me)):  # fmt: skip
+            bad.append(f"{node.value.id}.{node.attr} ({modules[node.value.id]})")
     return bad
 
 
 def test_no_private_name_crosses_a_package():
-    """A name another package needs is public in its home module (tests may reach into internals)."""
-    bad = [f"{p.relative_to(HELPERS.parent)}: {imp}" for p in _modules() for imp in _private_imports(p)]
+    """A name another package or a benchmark script needs is public in its home module (tests may reach into
+    internals)."""
+    scripts = sorted((HELPERS.parent / "benchmarks").glob("*.py"))
+    bad = [f"{p.relative_to(HELPERS.parent)}: {imp}" for p in [*_modules(), *scripts] for imp in _private_imports(p)]
     assert not bad, "private names imported across packages (make them public):\n" + "\n".join(bad)
 
 
@@ -197,6 +245,10 @@ def test_the_private_import_rule_sees_a_planted_import(tmp_path):
     planted = tmp_path / "mod.py"
     planted.write_text("from helpers.metrics import _pearson\nfrom helpers.metrics import pearson_r\n")
     assert _private_imports(planted) == ["from helpers.metrics import _pearson"]
+    planted.write_text("import helpers.publish.times as t\nfrom helpers import claims\nfrom helpers.data._x import y\n"
+                       "t._rows()\nclaims._flag(1)\nclaims.tally\n")  # fmt: skip
+    assert sorted(_private_imports(planted)) == ["claims._flag (helpers.claims)", "from helpers.data._x import ...",
+                                                 "t._rows (helpers.publish.times)"]  # fmt: skip
 
 
 def _named_in_architecture() -> list[str]:
@@ -225,3 +277,5 @@ def test_the_architecture_page_names_only_what_exists_and_every_top_level_module
             (p.is_dir() and (p / "__init__.py").exists())} - {"__init__"}  # fmt: skip
     omitted = sorted(tops - {n.split("/")[0] for n in named})
     assert not omitted, f"docs/architecture.md omits top-level modules of helpers/: {omitted}"
+    experiments = {f"experiments/{p.name}" for p in (HELPERS / "experiments").iterdir() if (p / "__init__.py").exists()}
+    assert not experiments - set(named), f"docs/architecture.md omits experiments: {sorted(experiments - set(named))}"

@@ -111,7 +111,7 @@ def test_every_cached_stage_is_keyed_by_its_code(monkeypatch):
     from helpers.experiments.p5_mde import setups
 
     task = Seq2SeqTask("toy", train=[("a b", "A B")], dev=[("a", "A")], test_sets={}, shift={}, max_new_tokens=4)
-    before = p1._parser_cache(task, p1.PipelineConfig())[1:]
+    before = p1.parser_cache(task, p1.PipelineConfig())[1:]
     ck_before = setups._code()
     real = cache.code_version
 
@@ -119,6 +119,6 @@ def test_every_cached_stage_is_keyed_by_its_code(monkeypatch):
         return "edited-" + real(*modules)[:8]
 
     monkeypatch.setattr(p1, "code_version", edited)
-    assert p1._parser_cache(task, p1.PipelineConfig())[1:] != before  # key and checkpoint folder move
+    assert p1.parser_cache(task, p1.PipelineConfig())[1:] != before  # key and checkpoint folder move
     monkeypatch.setattr(cache, "code_version", edited)
     assert setups._code() != ck_before

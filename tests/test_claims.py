@@ -15,7 +15,6 @@ from helpers.claims import (
     Claim,
     Decision,
     bootstrap_decision,
-    claims_csv,
     clopper_pearson,
     collect_claims,
     decide_and_record,
@@ -27,6 +26,7 @@ from helpers.claims import (
 )
 from helpers.errors import InputValidationError
 from helpers.paths import REPO_ROOT
+from helpers.publish.verdicts import claims_csv
 
 REGISTRIES = [
     "helpers.experiments.p1_bounds.claims",

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers.claims import CLAIM_COLUMNS, claims_csv
+from helpers.claims import CLAIM_COLUMNS
 from helpers.claims_seeds import (
     MIN_SEEDS,
     criterion_of,
@@ -16,6 +16,7 @@ from helpers.claims_seeds import (
     seeds_interval,
 )
 from helpers.errors import InputValidationError
+from helpers.publish.verdicts import claims_csv
 
 
 def test_seeds_decision_by_hand():

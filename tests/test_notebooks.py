@@ -201,7 +201,7 @@ def _expected() -> pd.DataFrame:
 def smoke_values_moved(name: str, results: Path) -> list[str]:
     """The expected smoke values of notebook ``name`` (``tests/expected/smoke_metrics.csv``, each with its tolerance
     and the tolerance's reason) that the run's records miss or move beyond ``abs_tol + rel_tol * |expected|``."""
-    from helpers.publish.results import collect
+    from helpers.run.results import collect
 
     expected = _expected()
     expected = expected[expected["notebook"] == name]
@@ -223,7 +223,7 @@ def smoke_values_moved(name: str, results: Path) -> list[str]:
 
 def test_the_smoke_value_check_catches_a_moved_value(tmp_path, monkeypatch):
     """A record moved beyond its tolerance, and one that disappears, are reported; one within it is not."""
-    from helpers.publish.results import record
+    from helpers.run.results import record
 
     expected = _expected()
     rows = expected[(expected["notebook"] == "00_example") & (expected["unit"] == "fraction")].head(2)

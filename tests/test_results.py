@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from helpers.errors import InputValidationError
-from helpers.publish.results import collect, record, write_summary
+from helpers.run.results import collect, record, write_summary
 
 
 def test_record_appends_lines_and_collect_keeps_last(tmp_path, monkeypatch):

@@ -30,7 +30,7 @@ def nb_dir(tmp_path, monkeypatch):
         d / "07_toy.ipynb",
         "n = 2\nfail = False\nprofile = 'smoke'",
         [
-            "import pandas as pd\nfrom helpers.plotting import save_table\nfrom helpers.publish.results import record",
+            "import pandas as pd\nfrom helpers.plotting import save_table\nfrom helpers.run.results import record",
             "save_table(pd.DataFrame({'n': [n]}), '07_toy_table')\nprint('n squared:', n * n)\nrecord('n_squared', n * n)",
             "assert not fail, 'failing on purpose'",
         ],
@@ -98,8 +98,8 @@ def test_runs_never_mix_a_good_run_then_user_data_then_a_failing_run(nb_dir):
 
 
 def test_a_failed_notebook_resumed_in_its_folder_keeps_the_last_good_records(nb_dir):
-    from helpers.publish.results import collect
     from helpers.publish.summary import load_summary, render_summary, write_report
+    from helpers.run.results import collect
 
     (ok,) = runner.run_notebooks(profile="smoke", echo=False)
     folder = latest_run_dir("smoke")

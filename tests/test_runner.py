@@ -24,7 +24,7 @@ def nb_dir(tmp_path, monkeypatch):
         d / "01_ok.ipynb",
         "n = 1\nprofile = 'default'",
         [
-            "from helpers.publish.results import record\nrecord('n_squared', n * n)",
+            "from helpers.run.results import record\nrecord('n_squared', n * n)",
             "assert profile in ('smoke', 'default')",
         ],
     )
@@ -107,7 +107,7 @@ def test_cli_exit_codes(nb_dir, capsys):
 def test_publish_hint_only_after_a_complete_default_run_with_this_interpreter(tmp_path, monkeypatch):
     d = tmp_path / "notebooks"
     (d / "profiles").mkdir(parents=True)
-    write_notebook(d / "01_ok.ipynb", "n = 1\nprofile = 'default'", ["from helpers.publish.results import record\nrecord('n', n)"])
+    write_notebook(d / "01_ok.ipynb", "n = 1\nprofile = 'default'", ["from helpers.run.results import record\nrecord('n', n)"])
     monkeypatch.setenv("HELPERS_NOTEBOOKS", str(d))
     cmd = [sys.executable, "-m", "helpers", "run", "--workers", "1", "--profile"]
     done = subprocess.run([*cmd, "default"], capture_output=True, text=True)

@@ -26,7 +26,7 @@ def _stamped(path: Path, seconds: float, needs: list[str] | None = None) -> Path
         "n = 1",
         [
             STAMP + f"t0 = time.time()\ntime.sleep({seconds})",
-            "from helpers.publish.results import record\nrecord('n', n)\n"
+            "from helpers.run.results import record\nrecord('n', n)\n"
             "out = os.path.join(os.environ['HELPERS_RUNS'], 'stamps')\nos.makedirs(out, exist_ok=True)\n"
             f"json.dump([t0, time.time()], open(os.path.join(out, '{path.stem}.json'), 'w'))",
         ],

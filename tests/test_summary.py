@@ -13,7 +13,7 @@ from helpers.claims import Claim, Decision, record_claim
 from helpers.errors import HelpersError
 from helpers.paths import REPO_ROOT
 from helpers.publish import summary
-from helpers.publish.results import record
+from helpers.run.results import record
 
 
 @pytest.fixture()
@@ -51,7 +51,7 @@ def test_claims_table_shows_each_claim_with_its_interval_and_verdict(recorded):
 
 
 def test_paper_comparison_difference(recorded):
-    from helpers.publish.results import collect
+    from helpers.run.results import collect
 
     comp = summary.paper_comparison(collect(recorded))
     assert len(comp) == 1 and comp.loc[0, "metric"] == "rho"

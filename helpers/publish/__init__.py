@@ -1,4 +1,4 @@
-"""From records to what a reader sees: the records a notebook writes (:mod:`~helpers.publish.results`), the
+"""From records to what a reader sees: the records a notebook writes (:mod:`~helpers.run.results`), the
 summary tables (:mod:`~helpers.publish.summary`), the reports' generated blocks and published notebooks
 (:mod:`~helpers.publish.reports`), and ``python -m helpers publish`` / ``seeds --publish``
 (:mod:`~helpers.publish.publishing`)."""

@@ -65,14 +65,15 @@ def publish(
     list of str
         The notebooks published.
     """
-    from helpers.claims import claims_csv, collect_claims
-    from helpers.publish.results import collect, summary_table
+    from helpers.claims import collect_claims
     from helpers.publish.summary import (
         WHOLE_RUN,
         load_claims,
         render_details,
         run_times,
     )
+    from helpers.publish.verdicts import claims_csv
+    from helpers.run.results import collect, summary_table
 
     run = resolve_run_dir(profile, run_folder)
     if run is None:
@@ -224,8 +225,8 @@ def apply_published_power(dest: str | os.PathLike[str] | None = None) -> pd.Data
     """Re-derive ``dest``'s ``claims.csv`` verdicts from the intervals it holds, its seeds table and its rules' size
     and power (``underpowered`` where a rule cannot decide at its sample), and, for the repository's figures,
     re-render what quotes them (summary, README section, reports' blocks)."""
-    from helpers.claims import claims_csv
     from helpers.publish.summary import load_claims
+    from helpers.publish.verdicts import claims_csv
 
     folder = Path(dest) if dest is not None else published_dir()
     claims = load_claims(folder)
@@ -289,8 +290,9 @@ def seeds_stability(profile: str = "default", *, destination: str | os.PathLike[
     ``only`` (notebook stems or prefixes, e.g. ``["04"]``: the seeds runs of those notebooks alone), the rows of
     those notebooks' claims replace theirs in the existing table and the others are kept.
     """
-    from helpers.claims import claims_csv, collect_claims, stability_table
+    from helpers.claims import collect_claims, stability_table
     from helpers.publish.summary import load_claims
+    from helpers.publish.verdicts import claims_csv
     from helpers.tables import to_markdown
 
     runs = seed_runs(profile)

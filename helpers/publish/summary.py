@@ -10,7 +10,7 @@ The main job (``python -m helpers run --profile default``) ends by calling :func
   from the same tables (one row per notebook, :mod:`helpers.publish.reports`), so the README never holds a number typed
   by hand.
 
-Inputs are the JSONL records of :mod:`helpers.publish.results`, the claim outcomes of :mod:`helpers.claims` and the
+Inputs are the JSONL records of :mod:`helpers.run.results`, the claim outcomes of :mod:`helpers.claims` and the
 runner's ``run_status.json``.
 """
 
@@ -25,7 +25,6 @@ import pandas as pd
 from helpers.claims import (
     CLAIM_COLUMNS,
     claim_kinds,
-    claims_csv,
     collect_claims,
     format_estimate,
     superseded,
@@ -33,7 +32,8 @@ from helpers.claims import (
 )
 from helpers.errors import HelpersError
 from helpers.paths import REPO_ROOT, figures_dir, latest_run_dir, runs_dir
-from helpers.publish.results import collect, summary_table
+from helpers.publish.verdicts import claims_csv
+from helpers.run.results import collect, summary_table
 from helpers.tables import to_markdown
 
 __all__ = [
@@ -363,7 +363,7 @@ def compare_runs(before: pd.DataFrame, after: pd.DataFrame, *, rtol: float = 1e-
     """How much two runs' records differ, per notebook: metrics compared, how many moved (beyond ``rtol``), the
     largest absolute and relative change, and the claims whose verdict flipped.
 
-    ``before`` and ``after`` are frames of :func:`helpers.publish.results.collect` (or ``summary.csv``); a metric is one
+    ``before`` and ``after`` are frames of :func:`helpers.run.results.collect` (or ``summary.csv``); a metric is one
     (notebook, name, labels) row; run times (unit ``s``) are left out.  Use it to say what a change of machine,
     thread count or executor did to a run's numbers.
     """

@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from helpers.publish.results import collect  # noqa: E402
+from helpers.run.results import collect  # noqa: E402
 
 #: tolerance by unit: (absolute, relative, reason)
 TOLERANCES = {

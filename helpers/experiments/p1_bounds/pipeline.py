@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ from helpers.seq2seq.parser import (
 )
 from helpers.seq2seq.vocab import WordVocab
 
-__all__ = ["PipelineConfig", "SetResult", "TaskResult", "run_task"]
+__all__ = ["PipelineConfig", "SetResult", "TaskResult", "decode_constraints_for", "parser_cache", "run_task"]
 
 #: the code behind each cached stage; its :func:`~helpers.cache.code_version` joins that stage's cache key (and so
 #: every later stage's), so an edit of the code retrains or re-decodes instead of reading old entries back
@@ -219,7 +220,7 @@ def _length_auc(outputs, labels) -> float:
     return roc_auc(scores=-np.array([len(o.split()) for o in outputs], dtype=float), labels=labels)
 
 
-def _parser_cache(task: Seq2SeqTask, cfg: PipelineConfig) -> tuple[WordVocab, str, Path]:
+def parser_cache(task: Seq2SeqTask, cfg: PipelineConfig) -> tuple[WordVocab, str, Path]:
     """The parser's vocabulary, its cache key (data, vocabulary, parser settings, snapshots, seed) and folder."""
     vocab = WordVocab.build([p[0] for p in task.train] + [p[1] for p in task.train], min_freq=cfg.vocab_min_freq,
                             unk_signatures=cfg.parser_unk_signatures)  # fmt: skip
@@ -239,7 +240,7 @@ def _parser_cache(task: Seq2SeqTask, cfg: PipelineConfig) -> tuple[WordVocab, st
 
 def parser_is_trained(task: Seq2SeqTask, cfg: PipelineConfig) -> bool:
     """Whether :func:`run_task` would find this task's parser fully trained in the cache (no training needed)."""
-    ckdir = _parser_cache(task, cfg)[2]
+    ckdir = parser_cache(task, cfg)[2]
     return (ckdir / f"ckpt_step{cfg.parser_steps:09d}.pt").exists()
 
 
@@ -262,7 +263,7 @@ def run_task(
     cfg = check_snapshots(config)
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
-    vocab, pkey, ckdir = _parser_cache(task, cfg)
+    vocab, pkey, ckdir = parser_cache(task, cfg)
     pconf = dict(cfg.parser_config) if isinstance(cfg.parser_config, tuple) else cfg.parser_config
     model = build_parser(len(vocab), pconf, seed=cfg.seed)
     fitres = train_parser(
@@ -335,7 +336,7 @@ def run_task_unit(job: tuple[Seq2SeqTask, PipelineConfig]) -> TaskResult:
     return run_task(task, config, progress=False)
 
 
-def _constraints(task, cfg, inputs) -> dict:
+def decode_constraints_for(task: Seq2SeqTask, cfg: PipelineConfig, inputs: Sequence[str]) -> dict:
     """The task's decoding constraints for these inputs (tag dictionary per ``cfg.decode_tag_dictionary``)."""
     return task.decode_constraints(inputs, dictionary_min_count=cfg.decode_tag_dictionary)
 
@@ -389,7 +390,7 @@ def _negative_sets(task, cfg, vocab, pkey, ckdir, pconf, decode_kw) -> tuple[dic
         def decode(step: int) -> list[list[str]]:
             load_snapshot(snap_model, snapshot_paths(ckdir)[step])
             inputs = [p[0] for p in pairs]
-            return beam_search(snap_model, vocab, inputs, **decode_kw, **_constraints(task, cfg, inputs)).beams
+            return beam_search(snap_model, vocab, inputs, **decode_kw, **decode_constraints_for(task, cfg, inputs)).beams
 
         return decode
 
@@ -465,7 +466,7 @@ def _final_outputs(task, cfg, model, vocab, pkey, final_step, decode_kw) -> dict
         def compute(pairs=pairs, budget=budget):
             inputs = [p[0] for p in pairs]
             r = beam_search(
-                model, vocab, inputs, **{**decode_kw, "max_new_tokens": budget}, **_constraints(task, cfg, inputs)
+                model, vocab, inputs, **{**decode_kw, "max_new_tokens": budget}, **decode_constraints_for(task, cfg, inputs)
             )
             return {"top": np.array(r.top, dtype=str), "confidence": r.confidence}
 

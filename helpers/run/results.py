@@ -2,7 +2,7 @@
 
 A notebook calls :func:`record` for each headline number::
 
-    from helpers.publish.results import record
+    from helpers.run.results import record
     record("resnet20_mde_spearman", rho, setup="cifar10", paper=0.992, source="paper 5, Table 1")
 
 Each call appends one JSON line to ``<results dir>/<notebook>.jsonl``.  The results directory is
