@@ -263,3 +263,18 @@ def test_a_cluster_bootstrap_is_wider_than_a_row_bootstrap_when_rows_of_a_cluste
     independent = bootstrap_decision(lambda i: float(rows[i].mean()), 95)
     assert clustered.estimate == pytest.approx(independent.estimate)
     assert (clustered.high - clustered.low) > 1.8 * (independent.high - independent.low)
+
+
+def test_report_bullets_show_a_zero_width_interval_as_a_point_and_say_when_power_is_not_simulated():
+    from helpers.publish.reports import claim_bullets
+
+    row = {"id": "bench.x", "source": "ours", "statement": "s", "criterion": "c", "criterion_source": "ours",
+           "estimate": -2.88, "low": -2.88, "high": -2.88, "verdict": "underpowered", "interval_verdict": "holds",
+           "size": float("nan"), "power": float("nan"), "needed": "", "setups_held": "", "setups": "",
+           "seeds_held": 1, "seeds": 1, "own": True, "exploratory": False, "rationale": ""}  # fmt: skip
+    text = claim_bullets(pd.DataFrame([row]))
+    assert "-2.88 (a point: no interval)" in text and "[-2.88, -2.88]" not in text
+    assert "size and power are not simulated" in text and "size is  and" not in text
+    row |= {"low": -3.1, "high": -2.5, "size": 0.02, "power": 0.4}
+    text = claim_bullets(pd.DataFrame([row]))
+    assert "-2.88 [-3.1, -2.5]" in text and "size is 0.02 and its power at the paper's effect 0.4" in text

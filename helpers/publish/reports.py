@@ -159,8 +159,11 @@ def claim_bullets(claims: pd.DataFrame) -> str:
         if r.verdict != "underpowered":
             return ""
         need = str(getattr(r, "needed", "") or "")
-        return (f"; the interval alone says {getattr(r, 'interval_verdict', '')}, but the rule's size is "
-                f"{_fmt(getattr(r, 'size', ''))} and its power at the paper's effect {_fmt(getattr(r, 'power', ''))}"
+        size, power = _fmt(getattr(r, "size", "")), _fmt(getattr(r, "power", ""))
+        errors = (f"the rule's size is {size} and its power at the paper's effect {power}" if size and power else
+                  f"the rule's size is {size} and its power is not simulated" if size else
+                  "the rule's size and power are not simulated")  # fmt: skip
+        return (f"; the interval alone says {getattr(r, 'interval_verdict', '')}, but {errors}"
                 + (f" (needed: {need})" if need and need != "nan" else ""))  # fmt: skip
 
     lines = []
@@ -172,9 +175,24 @@ def claim_bullets(claims: pd.DataFrame) -> str:
         held = ", ".join(x for x in (f"setups {of(r.setups_held, r.setups)}" if of(r.setups_held, r.setups) else "",
                                       f"seeds {of(r.seeds_held, r.seeds)}") if x)  # fmt: skip
         lines.append(f"- **`{r.id}`**{kind} ({r.source}): “{r.statement}”. Criterion ({r.criterion_source}): "
-                     f"{r.criterion}. Here{_over_seeds(r)}: {_fmt(r.estimate)} [{_fmt(r.low)}, {_fmt(r.high)}] → "
+                     f"{r.criterion}. Here{_over_seeds(r)}: {interval_text(r.estimate, r.low, r.high)} → "
                      f"**{r.verdict}**{rule(r)} ({held}). {getattr(r, 'rationale', '') or ''}".rstrip())  # fmt: skip
     return "\n".join(lines)
+
+
+def interval_text(estimate: Any, low: Any, high: Any) -> str:
+    """``estimate [low, high]``, or where the interval is degenerate (``low == high``: a count or a value with no
+    resampling units) ``estimate (a point: no interval)``, so a zero-width interval is not read as 95 %.
+
+    >>> interval_text(0.89, 0.847, 0.925), interval_text(-2.88, -2.88, -2.88), interval_text(2, "", "")
+    ('0.89 [0.847, 0.925]', '-2.88 (a point: no interval)', '2')
+    """
+    from helpers.claims import format_estimate
+
+    est, lo, hi = format_estimate(estimate), _fmt(low), _fmt(high)
+    if not lo or not hi:
+        return est
+    return f"{est} (a point: no interval)" if float(low) == float(high) else f"{est} [{lo}, {hi}]"
 
 
 def _over_seeds(r: Any) -> str:
@@ -187,7 +205,7 @@ def _over_seeds(r: Any) -> str:
     except (TypeError, ValueError, AttributeError):
         return ""
     return (f", the mean over {int(float(r.seeds))} seeds (the seed a resampling level; the published run alone: "
-            f"{_fmt(run)} [{_fmt(r.run_low)}, {_fmt(r.run_high)}], {r.run_verdict})")
+            f"{interval_text(run, r.run_low, r.run_high)}, {r.run_verdict})")
 
 
 def _seed_changes(claims: pd.DataFrame) -> str:

@@ -26,7 +26,6 @@ from helpers.claims import (
     CLAIM_COLUMNS,
     claim_kinds,
     collect_claims,
-    format_estimate,
     superseded,
     tally,
 )
@@ -120,14 +119,9 @@ def _times_markdown(times: pd.DataFrame) -> str:
 
 
 def _interval(row: pd.Series) -> str:
-    def f(v) -> str:
-        try:
-            v = float(v)
-        except (TypeError, ValueError):
-            return ""
-        return "nan" if v != v else f"{v:.3g}"
+    from helpers.publish.reports import interval_text
 
-    return f"{f(row['estimate'])} [{f(row['low'])}, {f(row['high'])}]"
+    return interval_text(row["estimate"], row["low"], row["high"])
 
 
 def claims_table(claims: pd.DataFrame) -> pd.DataFrame:
@@ -399,6 +393,7 @@ def compare_runs(before: pd.DataFrame, after: pd.DataFrame, *, rtol: float = 1e-
 def render_details(folder: str | Path, claims: pd.DataFrame) -> str:
     """Markdown of every claim's per-setup detail (the ``<notebook>.<claim id>.csv`` files in ``folder``), each under
     its claim id with the verdict, for the reports and ``figures/claims_detail.md``."""
+    from helpers.publish.reports import interval_text
     from helpers.tables import to_markdown
 
     folder = Path(folder)
@@ -410,6 +405,6 @@ def render_details(folder: str | Path, claims: pd.DataFrame) -> str:
         head = f"## `{cid}`"
         if cid in by_id.index:
             r = by_id.loc[cid]
-            head += f" — {r['verdict']} ({r['quantity']}: {format_estimate(r['estimate'])} [{format_estimate(r['low'])}, {format_estimate(r['high'])}])"
+            head += f" — {r['verdict']} ({r['quantity']}: {interval_text(r['estimate'], r['low'], r['high'])})"
         parts += [head, to_markdown(pd.read_csv(path))]
     return "\n\n".join(p.rstrip() for p in parts) + "\n"
