@@ -64,6 +64,34 @@ def _format(value: float, spec: str) -> str:
     return format(value, spec)
 
 
+#: a method "fails" on a shift family where its MAE there is at least this many times the family's lowest MAE ...
+FAIL_RATIO = 2.0
+#: ... and at least this many percentage points
+FAIL_MIN_PP = 5.0
+
+
+def failing_families(rows: pd.DataFrame) -> dict[str, list[tuple[str, float]]]:
+    """Per method, the shift families where the benchmark measured it failing: its MAE on the family (mean absolute
+    error over the family's target sets, pp) at least :data:`FAIL_RATIO` times the family's lowest MAE and at least
+    :data:`FAIL_MIN_PP`, worst first.  ``rows``: ``06_benchmark_rows.csv`` (``method``, ``family``, ``abs_error``).
+
+    >>> rows = pd.DataFrame({"method": ["a", "b", "a", "b"], "family": ["x", "x", "y", "y"],
+    ...                      "abs_error": [0.02, 0.12, 0.03, 0.04]})
+    >>> failing_families(rows)
+    {'a': [], 'b': [('x', 12.0)]}
+    """
+    mae = rows.groupby(["method", "family"])["abs_error"].mean().unstack() * 100
+    best = mae.min(axis=0)
+    bad = (mae >= FAIL_RATIO * best) & (mae >= FAIL_MIN_PP)
+    return {m: sorted(((f, round(float(mae.at[m, f]), 1)) for f in mae.columns if bad.at[m, f]), key=lambda t: -t[1])
+            for m in mae.index}  # fmt: skip
+
+
+def _failures(method: str, failing: dict[str, list[tuple[str, float]]]) -> str:
+    fams = failing.get(method, [])
+    return "" if not fams else " (fails on " + ", ".join(f"{f} {pp:.1f} pp" for f, pp in fams) + ")"
+
+
 def which_estimator(figures: Path) -> str:
     """The "which estimator" paragraph from the benchmark's published ranks (``06_benchmark_set_ranks.csv``: mean
     normalised set rank, 0 = best on every shared set) and its best method per family."""
@@ -77,17 +105,27 @@ def which_estimator(figures: Path) -> str:
 
     reference_only = [m for m in ranks.index if m in ACCURACY_METHODS and m != "agreement"]
     with_sets = [m for m in ranks.index if m in SCORE_METHODS]
+    rows_csv = Path(figures) / "06_benchmark_rows.csv"
+    failing = failing_families(pd.read_csv(rows_csv)) if rows_csv.exists() else {}
     per_family = "; ".join(f"{r.family}: `{r.best}` ({100 * r.best_mae:.1f} pp)" for r in best.itertuples())
+
+    def named(methods: list[str]) -> str:  # "`m` (rank; fails on ...)"
+        return ", ".join(f"`{m}` ({ranks[m]:.2f}" + (f"; {_failures(m, failing)[2:]}" if failing.get(m) else ")")
+                         for m in methods)  # fmt: skip
+
     return (
         f"Across the benchmark's families (notebook 06), the best mean set rank is `{ranks.index[0]}`'s "
-        f"({ranks.iloc[0]:.2f}; 0 = best on every set it shares with the others). Among the methods that need only "
-        f"logits and a labelled reference, " + ", ".join(f"`{m}` ({ranks[m]:.2f})" for m in reference_only[:3])
-        + " rank best; among the scores read off a line fitted on labelled shifted sets, "
-        + ", ".join(f"`{m}` ({ranks[m]:.2f})" for m in with_sets[:3]) + f". `{wins.index[0]}` has the lowest MAE on "
-        f"{int(wins.iloc[0])} of {len(best)} families. The lowest MAE per family: {per_family}. So: with labelled "
-        "shifted sets of your own, stack; with a labelled reference only, start from the best-ranked methods that "
-        "need no more, and under label shift alone prefer the methods that calibrate on the reference. Check on "
-        "a shift like yours before trusting any of them (their errors differ by family)."
+        f"({ranks.iloc[0]:.2f}; 0 = best on every set it shares with the others){_failures(ranks.index[0], failing)}. "
+        f"Among the methods that need only logits and a labelled reference, {named(reference_only[:3])} rank best; "
+        f"among the scores read off a line fitted on labelled shifted sets, {named(with_sets[:3])}. "
+        f"`{wins.index[0]}` has the lowest MAE on {int(wins.iloc[0])} of {len(best)} families. The lowest MAE per "
+        f"family: {per_family}. A method \"fails\" on a family here where its MAE is at least {FAIL_RATIO:g} times the "
+        f"family's lowest and at least {FAIL_MIN_PP:g} pp. So: with labelled shifted sets of your own, stack; with a "
+        "labelled reference only, start from the best-ranked methods that need no more, and under label shift alone "
+        "prefer the methods that calibrate on the reference. Which shift you face is not known without labels: "
+        "compare your target's predicted-class frequencies with the reference's (a large change with confident "
+        "predictions points to label shift) and look at the inputs; then check on a shift like yours, ideally a "
+        "few labelled target examples, before trusting any of them (their errors differ by family)."
     )
 
 
