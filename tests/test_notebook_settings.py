@@ -4,23 +4,47 @@ settings, the notebook reads its parameters only through the object, and bad val
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import io
 import json
+import pkgutil
+import re
 import tokenize
 from typing import Any
 
 import pytest
 
+import helpers.experiments
 from helpers.errors import InputValidationError
-from helpers.experiments.p4_attribution.settings import AttributionSettings
-from helpers.experiments.p5_mde.settings import MdeSettings
-from helpers.experiments.p6_benchmark.settings import BenchmarkSettings
 from helpers.run.notebook_params import declared_parameters
 from helpers.run.profiles import notebooks_dir
 from helpers.run.settings import NotebookSettings, check_field
 
+
+def _settings_classes() -> dict[type, str]:
+    """Every NotebookSettings subclass of the experiments' ``settings`` modules, found by import, and the name its
+    notebook gives the object (``X = ....this_run(globals())`` in the notebook's code)."""
+    found = {}
+    for pkg in pkgutil.iter_modules(helpers.experiments.__path__):
+        try:
+            module = importlib.import_module(f"helpers.experiments.{pkg.name}.settings")
+        except ModuleNotFoundError:
+            continue
+        for obj in vars(module).values():
+            if isinstance(obj, type) and issubclass(obj, NotebookSettings) and obj is not NotebookSettings \
+                    and obj.__module__ == module.__name__:  # fmt: skip
+                source = (notebooks_dir() / f"{obj.NOTEBOOK}.ipynb").read_text(encoding="utf-8")
+                var = re.search(r'"(\w+) = [\w.]*this_run\(globals\(\)\)', source)
+                found[obj] = var.group(1) if var else "?"
+    return found
+
+
 #: settings class and the name the notebook gives the object
-SETTINGS = {AttributionSettings: "S", BenchmarkSettings: "S", MdeSettings: "P"}
+SETTINGS = _settings_classes()
+
+
+def test_the_settings_classes_are_found_and_each_notebook_makes_its_object():
+    assert len(SETTINGS) >= 3 and "?" not in SETTINGS.values(), SETTINGS
 
 
 @pytest.mark.parametrize("cls", SETTINGS)

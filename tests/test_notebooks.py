@@ -221,6 +221,14 @@ def smoke_values_moved(name: str, results: Path) -> list[str]:
     return moved
 
 
+def test_every_notebook_has_pinned_smoke_values():
+    """A notebook whose smoke run checks nothing would pass its smoke test by running at all: every notebook has
+    expected values in ``tests/expected/smoke_metrics.csv`` (``tests/expected/make_smoke_expected.py`` writes them)."""
+    pinned = set(_expected()["notebook"])
+    unpinned = sorted(p.stem for p in list_notebooks() if p.stem not in pinned)
+    assert not unpinned, f"notebooks without pinned smoke values: {unpinned}"
+
+
 def test_the_smoke_value_check_catches_a_moved_value(tmp_path, monkeypatch):
     """A record moved beyond its tolerance, and one that disappears, are reported; one within it is not."""
     from helpers.run.results import record
