@@ -7,6 +7,9 @@ shapes drawn in colour with noise and colour shifts, and random logits.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -524,3 +527,7 @@ def test_benchmark_notebook_on_a_generated_dataset(tmp_path):
     assert {"atc_mc", "doc", "cot", "mde_normalized", "nuclear_norm", "average_energy"} <= set(mae.index)
     truth = out.groupby("set").true_accuracy.first()
     assert truth["mild"] > truth["all new words"]
+    cells = json.loads(Path(run.output).read_text(encoding="utf-8"))["cells"]
+    printed = "".join("".join(o.get("text", "")) for c in cells for o in c.get("outputs", []))
+    # no notice of a block this run did not ask for
+    assert "seq2seq block skipped" not in printed and "this run has 1" in printed
