@@ -30,8 +30,8 @@ def _task():
                      info={"model": "resnet20"})  # fmt: skip
 
 
-S = MonitoringSettings(chunk_size=40, ramp_type="blur", ramp_severities=(1, 3), label_ratios=(0.2,),
-                       methods=("average_confidence", "atc_mc", "nuclear_norm"))  # fmt: skip
+S = MonitoringSettings.for_profile("smoke", chunk_size=40, ramp_type="blur", ramp_severities=[1, 3], label_ratios=[0.2],
+                                   methods=["average_confidence", "atc_mc", "nuclear_norm"])  # fmt: skip
 
 
 def test_the_stream_serves_clean_ramp_then_labels_in_order_without_reusing_the_reference():
@@ -70,12 +70,12 @@ def test_alert_table_by_hand():
 
 def test_bad_settings_and_missing_sets():
     with pytest.raises(InputValidationError, match="chunk_size"):
-        MonitoringSettings(chunk_size=1)
+        MonitoringSettings.for_profile("smoke", chunk_size=1)
     with pytest.raises(InputValidationError, match="label_ratios"):
-        MonitoringSettings(label_ratios=(1.5,))
+        MonitoringSettings.for_profile("smoke", label_ratios=[1.5])
     with pytest.raises(InputValidationError, match="methods: unknown"):
-        MonitoringSettings(methods=("agreement",))
+        MonitoringSettings.for_profile("smoke", methods=["agreement"])
     with pytest.raises(InputValidationError, match="corruptions available: \\['blur'\\]"):
-        build_stream([_task()], MonitoringSettings(ramp_type="fog", ramp_severities=(1,)))
+        build_stream([_task()], MonitoringSettings.for_profile("smoke", ramp_type="fog", ramp_severities=[1]))
     with pytest.raises(InputValidationError, match="backbone"):
-        build_stream([_task()], MonitoringSettings(backbone="resnet56"))
+        build_stream([_task()], MonitoringSettings.for_profile("smoke", backbone="resnet56"))

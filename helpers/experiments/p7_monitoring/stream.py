@@ -24,45 +24,13 @@ import pandas as pd
 from helpers.benchmark import ShiftTask
 from helpers.errors import InputValidationError
 from helpers.estimators import get_estimator
+from helpers.experiments.p7_monitoring.settings import MonitoringSettings
 from helpers.monitoring import estimate_chunks
 
 __all__ = ["MonitoringSettings", "Stream", "build_stream", "fit_methods", "monitor", "alert_table"]
 
 #: accuracy-type methods fitted on the labelled reference; the others are scores read off 05's meta-set line
 _LABELLED = ("atc_mc", "atc_ne", "doc", "cbpe", "cot", "cott", "confusion_matrix_shift")
-
-
-@dataclass(frozen=True)
-class MonitoringSettings:
-    """Notebook 07's parameters, checked once."""
-
-    backbone: str = "resnet20"  #: the CIFAR-10 ResNet of notebook 05 that is served
-    chunk_size: int = 100  #: rows per chunk (the reference half gives ~5 chunks for the band)
-    ramp_type: str = "impulse_noise"  #: the held-out corruption whose severity grows
-    ramp_severities: tuple[int, ...] = (1, 2, 3, 4, 5)
-    label_ratios: tuple[float, ...] = (0.5, 0.2, 0.05)  #: the label-shift period's imbalance ratios
-    methods: tuple[str, ...] = ("average_confidence", "doc", "atc_mc", "cbpe", "cott", "confusion_matrix_shift",
-                                "mde_normalized", "mano", "nuclear_norm")  # fmt: skip
-    seed: int = 0
-    reference_share: float = 0.5  #: the share of the clean set that is the reference (the rest is served clean)
-
-    def __post_init__(self) -> None:
-        if isinstance(self.chunk_size, bool) or not isinstance(self.chunk_size, int) or self.chunk_size < 2:
-            raise InputValidationError(f"chunk_size: expected an integer >= 2, got {self.chunk_size!r}")
-        if not 0.1 <= float(self.reference_share) <= 0.9:
-            raise InputValidationError(f"reference_share: expected a share in [0.1, 0.9], got {self.reference_share}")
-        bad = [r for r in self.label_ratios if not 0 < float(r) < 1]
-        if bad:
-            raise InputValidationError(f"label_ratios: expected ratios in (0, 1), got {bad}")
-        unknown = [m for m in self.methods if m not in _known_methods()]
-        if unknown:
-            raise InputValidationError(f"methods: unknown {unknown}; expected some of {sorted(_known_methods())}")
-
-
-def _known_methods() -> set[str]:
-    from helpers.estimators import list_estimators
-
-    return set(list_estimators()) - {"agreement", "dispersion", "frechet", "stacked", "stacked_sota"}
 
 
 @dataclass
@@ -91,7 +59,7 @@ def build_stream(tasks: Sequence[ShiftTask], s: MonitoringSettings) -> Stream:
     if task is None:
         raise InputValidationError(f"backbone: no CIFAR task of {s.backbone!r}; got {[t.info.get('model') for t in tasks]}")
     ref = task.reference
-    n_ref = int(round(len(ref.labels) * float(s.reference_share)))
+    n_ref = int(round(len(ref.labels) * s.REFERENCE_SHARE))
     parts = [("clean", ref.logits[n_ref:], ref.labels[n_ref:])]
     missing = [f"{s.ramp_type}-{v}" for v in s.ramp_severities if f"{s.ramp_type}-{v}" not in task.targets]
     if missing:
