@@ -138,6 +138,11 @@ def test_each_annotation_refuses_a_wrong_value_naming_the_field(field, value, me
         _Demo(**{**good, field: value})
 
 
-def test_an_unsupported_union_is_a_programming_error():
-    with pytest.raises(TypeError, match="only X | None"):
-        check_field("v", 1, int | str)
+def test_a_union_takes_the_first_alternative_the_value_fits_and_names_them_all_otherwise():
+    hint = int | dict[str, int] | None  # notebook 01's n_train: one size, a size per task, or every pair
+    for ok in (5, {"scan": 3}, None):
+        check_field("n_train", ok, hint)
+    with pytest.raises(InputValidationError, match=r"n_train: expected int or dict or None, got 'x'"):
+        check_field("n_train", "x", hint)
+    with pytest.raises(InputValidationError, match="expected int or str, got 1.5"):
+        check_field("v", 1.5, int | str)

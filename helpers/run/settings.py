@@ -84,9 +84,15 @@ def check_field(name: str, value: Any, hint: Any) -> None:
         if value is None and type(None) in args:
             return
         inner = [a for a in args if a is not type(None)]
-        if len(inner) != 1:
-            raise TypeError(f"{name}: only X | None unions are supported, got {hint}")
-        return check_field(name, value, inner[0])
+        if len(inner) == 1:
+            return check_field(name, value, inner[0])
+        for alternative in inner:  # X | Y (| None): the first alternative the value fits
+            try:
+                return check_field(name, value, alternative)
+            except InputValidationError:
+                continue
+        expected = " or ".join(_name(a) for a in inner) + (" or None" if type(None) in args else "")
+        raise InputValidationError(f"{name}: expected {expected}, got {value!r}")
     if origin is list:
         if not isinstance(value, (list, tuple)):
             raise InputValidationError(f"{name}: expected a list of {_name(args[0])}, got {value!r}")

@@ -8,18 +8,63 @@ never drift apart (a change of 01's defaults is a change of 06's seq2seq block).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from helpers.errors import InputValidationError
 from helpers.experiments.p1_bounds.pipeline import PipelineConfig, check_snapshots
 from helpers.experiments.p1_bounds.tasks import Seq2SeqTask, load_task
+from helpers.run.settings import NotebookSettings
 
-__all__ = ["NOTEBOOK", "notebook_parameters", "this_run", "pipeline_config", "task_data"]
+__all__ = ["NOTEBOOK", "BoundsSettings", "notebook_parameters", "this_run", "pipeline_config", "task_data"]
 
 NOTEBOOK = "01_discriminator_bounds"
 
 #: notebook parameters that are PipelineConfig fields under the same name
 _CONFIG_FIELDS = tuple(PipelineConfig.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class BoundsSettings(NotebookSettings):
+    """Notebook 01's parameters as one typed, frozen object: the fields are its ``parameters`` cell, in order
+    (``tests/test_notebook_settings.py`` keeps them equal); the notebook makes them once,
+    ``S = BoundsSettings.this_run(globals())``, reads ``S.<name>`` after that and hands ``S.as_dict()`` to
+    :func:`pipeline_config` and :func:`task_data`, which notebook 06 calls with 01's parameters too."""
+
+    NOTEBOOK: ClassVar[str] = NOTEBOOK
+
+    profile: str
+    tasks: list[str]
+    n_train: int | dict[str, int] | None  #: parser training pairs per task, or a dict task -> size
+    n_dev: int
+    n_test: int
+    pos_max_words: int | None
+    parser_config: str
+    vocab_min_freq: int
+    parser_steps: int
+    parser_lr: float
+    parser_batch_size: int
+    snapshot_every: int
+    n_snapshots: int
+    n_mine: int | None
+    max_negative_ratio: float | None
+    disc_kind: str
+    n_members: int
+    disc_epochs: int
+    disc_lr: float
+    disc_batch_size: int
+    disc_max_length: int
+    disc_freeze_layers: int
+    disc_select_on_dev: bool
+    disc_evals_per_epoch: int
+    task_overrides: dict[str, dict[str, Any]]  #: per-task PipelineConfig fields
+    subset_sizes: list[int]
+    n_draws: int
+    extra_test_sets: list[str]
+    extra_test_sets_whole: bool
+    min_gold: float
+    num_threads: int
+    seed: int
 
 
 def notebook_parameters(profile: str = "default", **overrides: Any) -> dict[str, Any]:
