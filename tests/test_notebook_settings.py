@@ -3,13 +3,12 @@ settings, the notebook reads its parameters only through the object, and bad val
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
-import io
 import json
 import pkgutil
 import re
-import tokenize
 from typing import Any
 
 import pytest
@@ -61,17 +60,10 @@ def test_every_profile_gives_valid_settings(cls, profile):
 
 
 def parameter_reads(source: str, names: set[str]) -> list[str]:
-    """Bare reads of ``names`` in ``source`` (not attributes, not keyword-argument names)."""
-    sig = [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
-           if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)]  # fmt: skip
-    found = []
-    for i, t in enumerate(sig):
-        if t.type != tokenize.NAME or t.string not in names:
-            continue
-        prev, nxt = (sig[i - 1].string if i else ""), (sig[i + 1].string if i + 1 < len(sig) else "")
-        if prev != "." and not (nxt == "=" and prev in ("(", ",")):
-            found.append(t.string)
-    return found
+    """Bare reads of ``names`` in ``source`` (not attributes, not keyword-argument names), f-strings included."""
+    tree = ast.parse(source)
+    reads = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names]
+    return [n.id for n in sorted(reads, key=lambda n: (n.lineno, n.col_offset))]
 
 
 @pytest.mark.parametrize("cls", SETTINGS)
@@ -91,6 +83,7 @@ def test_after_the_settings_are_made_the_notebook_reads_parameters_only_through_
 
 def test_the_read_scan_finds_a_planted_bare_read():
     assert parameter_reads("x = f(n_boot, seed=S.seed)\ny = S.n_boot", {"n_boot", "seed"}) == ["n_boot"]
+    assert parameter_reads('print(f"{min_gold:.0%} and {S.seed}")', {"min_gold", "seed"}) == ["min_gold"]
 
 
 @pytest.mark.parametrize("cls", SETTINGS)
