@@ -264,19 +264,29 @@ def _publish_docs(docs: Path, run: Path, chosen: list[str], frame: pd.DataFrame,
         publish_notebook(executed, docs / "notebooks" / f"{nb}.ipynb", run_id=run.name, headline=heads.get(nb))
 
 
-def seed_runs(profile: str = "default") -> dict[int, Path]:
+def seed_runs(profile: str = "default", only: list[str] | None = None) -> dict[int, Path]:
     """The runs a seeds stability table is built from: ``{0: the profile's latest complete run, N: the latest run
-    labelled seed<N>}`` (``python -m helpers run -p seed=N``; the notebooks' default seed is 0)."""
+    labelled seed<N>}`` (``python -m helpers run -p seed=N``; the notebooks' default seed is 0).  With ``only``
+    (notebook stems or prefixes), each seed's latest run that recorded claims of every named notebook: seed 0 is
+    then the latest unlabelled run that holds them, complete or not (a notebook re-run and published alone)."""
     from helpers.paths import latest_run_dir, run_dirs
     from helpers.run.runner import run_folder_label
 
+    def holds(d: Path) -> bool:
+        names = [p.stem for p in (d / "results" / "claims").glob("*.jsonl")]
+        return not only or all(any(n.startswith(o) for n in names) for o in only)
+
     out: dict[int, Path] = {}
     base = latest_run_dir(profile)
-    if base is not None:
+    if base is not None and holds(base):
         out[0] = base
     for d in run_dirs(profile):  # oldest first: the latest of each label wins
         label = run_folder_label(d)
-        if label.startswith("seed") and label[4:].isdigit() and int(label[4:]) != 0:
+        if not holds(d):
+            continue
+        if label == "" and only:
+            out[0] = d
+        elif label.startswith("seed") and label[4:].isdigit() and int(label[4:]) != 0:
             out[int(label[4:])] = d
     return dict(sorted(out.items()))
 
@@ -295,7 +305,7 @@ def seeds_stability(profile: str = "default", *, destination: str | os.PathLike[
     from helpers.publish.verdicts import claims_csv
     from helpers.tables import to_markdown
 
-    runs = seed_runs(profile)
+    runs = seed_runs(profile, only)
     if len(runs) < 2:
         raise HelpersError(f"seeds: found runs for seeds {sorted(runs)} of profile {profile!r}; run another seed "
                            f"first, e.g. python -m helpers run --profile {profile} --only 01 02 03 04 -p seed=1")  # fmt: skip
