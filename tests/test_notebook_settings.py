@@ -42,8 +42,11 @@ def _settings_classes() -> dict[type, str]:
 SETTINGS = _settings_classes()
 
 
-def test_the_settings_classes_are_found_and_each_notebook_makes_its_object():
-    assert len(SETTINGS) >= 3 and "?" not in SETTINGS.values(), SETTINGS
+def test_every_notebook_reads_its_parameters_through_one_settings_object():
+    from helpers.run.profiles import list_notebooks
+
+    assert "?" not in SETTINGS.values(), SETTINGS  # each notebook makes its object with this_run(globals())
+    assert sorted(cls.NOTEBOOK for cls in SETTINGS) == sorted(p.stem for p in list_notebooks())
 
 
 @pytest.mark.parametrize("cls", SETTINGS)
