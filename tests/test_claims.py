@@ -24,7 +24,7 @@ from helpers.claims import (
     tally,
     verdict,
 )
-from helpers.errors import InputValidationError
+from helpers.errors import HelpersError, InputValidationError
 from helpers.paths import REPO_ROOT
 from helpers.publish.verdicts import claims_csv
 
@@ -208,8 +208,14 @@ def test_seeds_command_builds_the_stability_table_from_the_reference_and_the_see
     pd.concat([table, kept]).to_csv(dest / "claims_seeds.csv", index=False)
     merged = seeds_stability("default", destination=dest, only=["nb"]).set_index("id")
     assert set(merged.index) == {"p9.a", "p8.kept"} and merged.loc["p9.a", "seeds_held"] == 2
-    assert seeds_stability("default", destination=dest, only=["other"], write=False).set_index("id").loc[
-        "p9.a", "seeds_held"] == 2  # no claims of that notebook: the existing rows stay
+    with pytest.raises(HelpersError, match="holding claims of other"):  # no seeds runs of that notebook: said so
+        seeds_stability("default", destination=dest, only=["other"], write=False)
+    # a later run of another notebook moves the latest pointer; seed 0 of "nb" stays nb's own run
+    other = runs_dir() / "default" / "20260101-030000"
+    record_claim(_claim("p8.x"), Decision(1.0, 0.9, 1.1), notebook="other", results=other / "results")
+    (other / "run_status.json").write_text(json.dumps({"_run": {"label": "", "status": "ok"}}))
+    mark_latest(other)
+    assert seed_runs("default", ["nb"])[0] == base and seed_runs("default")[0] == other
 
 
 def test_publishing_the_seeds_re_renders_what_quotes_the_claims(tmp_path):

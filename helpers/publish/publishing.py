@@ -307,8 +307,10 @@ def seeds_stability(profile: str = "default", *, destination: str | os.PathLike[
 
     runs = seed_runs(profile, only)
     if len(runs) < 2:
-        raise HelpersError(f"seeds: found runs for seeds {sorted(runs)} of profile {profile!r}; run another seed "
-                           f"first, e.g. python -m helpers run --profile {profile} --only 01 02 03 04 -p seed=1")  # fmt: skip
+        what = f" holding claims of {', '.join(only)}" if only else ""
+        raise HelpersError(f"seeds: found runs{what} for seeds {sorted(runs)} of profile {profile!r}; run another "
+                           f"seed first, e.g. python -m helpers run --profile {profile} --only {' '.join(only or ['01', '02', '03', '04'])} "
+                           "-p seed=1")  # fmt: skip
     outcomes = {s: collect_claims(d / "results") for s, d in runs.items()}
     if only:
         outcomes = {s: f[f["notebook"].astype(str).str.startswith(tuple(only))] for s, f in outcomes.items()}
