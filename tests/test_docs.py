@@ -156,6 +156,8 @@ def test_the_number_scan_tells_a_typed_result_from_settings_paper_numbers_and_qu
 
     typed = "Here MDE reaches R² 0.830 on the 95 sets. Coverage was 89 % at load 2.6."
     assert [n for n, _ in unquoted_numbers(typed)] == ["0.830", "89 %", "2.6"]
+    ratios_and_ranges = "Batching speeds IG up 3.8x and LIME 12× here. The models at 50-58 % lose. A 10 × 10 grid."
+    assert [n for n, _ in unquoted_numbers(ratios_and_ranges)] == ["3.8x", "12×", "50-58 %"]
     allowed = (
         "The paper reports R² 0.964 (Table 1). We train with lr = 3e-3 and N = 20 at nominal 90 %, a 95 % interval.\n\n"
         "MDE's R² here is <!-- q 05_mde r2 backbone=resnet20 -->0.830<!-- /q -->; `alpha=0.5` is a setting.\n\n"

@@ -36,8 +36,10 @@ _GENERATED = re.compile(r"<!-- (numbers|results|times|advice):begin.*?<!-- \1:en
 _FENCE = re.compile(r"```.*?```", re.S)
 _CODE = re.compile(r"`[^`\n]*`")
 _LINK = re.compile(r"\]\([^)]*\)|https?://\S+|<!--.*?-->|<[^>\n]+>", re.S)
-#: a result-like number: a decimal (0.82, .82, 1,017.5) or a percentage (82 %, 82%)
-_NUMBER = re.compile(r"(?<![\w.\-/:])[-+−]?(?:\d[\d,]*\.\d+|\.\d+|\d+(?:\.\d+)?\s?%)(?![\w.]*\w)")
+#: a result-like number: a decimal (0.82, .82, 1,017.5), a percentage (82 %, 82%), a range of percentages
+#: (50-58 %, 50–58%) or a ratio (3.8x, 12×)
+_NUMBER = re.compile(r"(?<![\w.\-/:])[-+−]?(?:\d+(?:\.\d+)?\s?[–-]\s?\d+(?:\.\d+)?\s?%|\d[\d,]*\.\d+(?:x|×)?|\.\d+"
+                     r"|\d+(?:\.\d+)?\s?%|\d+(?:\.\d+)?(?:x|×)(?=[\s,;.)]|$))(?![\w.]*\w)")
 _SENTENCE = re.compile(r"(?<=[.;:!?])\s+(?=[A-Z(*])")
 #: a sentence or table row that quotes the paper (its numbers are the paper's, not ours)
 _PAPER = re.compile(r"paper|report(s|ed)\b|authors|\bTable \d|\bFig(ure|\.) \d|Appendix", re.I)
