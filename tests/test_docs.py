@@ -158,8 +158,16 @@ def test_the_number_scan_tells_a_typed_result_from_settings_paper_numbers_and_qu
     assert [n for n, _ in unquoted_numbers(typed)] == ["0.830", "89 %", "2.6"]
     ratios_and_ranges = "Batching speeds IG up 3.8x and LIME 12× here. The models at 50-58 % lose. A 10 × 10 grid."
     assert [n for n, _ in unquoted_numbers(ratios_and_ranges)] == ["3.8x", "12×", "50-58 %"]
+    units = "make test took 238 s (about 860 tests), a cold run 25 minutes, the data 88 MB, 1,017 images, 10 test sets."
+    assert [n for n, _ in unquoted_numbers(units)] == ["238 s", "860 tests", "25 minutes", "88 MB"]
+    # a sentence naming the paper is no longer exempt: only the paper's numbers between markers with a source are
+    unmarked = "The paper reports R² 0.964 (Table 1) and we measured 0.81."
+    assert [n for n, _ in unquoted_numbers(unmarked)] == ["0.964", "0.81"]
+    no_source = "The paper's <!-- paper  -->R² 0.964<!-- /paper -->."
+    assert [n for n, _ in unquoted_numbers(no_source)] == ["0.964"]
     allowed = (
-        "The paper reports R² 0.964 (Table 1). We train with lr = 3e-3 and N = 20 at nominal 90 %, a 95 % interval.\n\n"
+        "The paper reports <!-- paper p1 Table 1 -->R² 0.964<!-- /paper -->. We train with lr = 3e-3 and N = 20 at "
+        "nominal 90 %, a 95 % interval, a 15-minute budget.\n\n"
         "MDE's R² here is <!-- q 05_mde r2 backbone=resnet20 -->0.830<!-- /q -->; `alpha=0.5` is a setting.\n\n"
         "<!-- table:begin 05_mde_sets -->\n| a | 0.5 |\n<!-- table:end -->\n\n"
         "<!-- numbers:begin 05_mde -->\n0.71\n<!-- numbers:end -->\nSee [the note](x/1.5.md), §6.1, levels .50–.95."

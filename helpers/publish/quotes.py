@@ -9,11 +9,13 @@ A report explains; its results come from the published run.  Two markers let pro
 * ``<!-- table:begin NAME -->`` ... ``<!-- table:end -->`` -- the committed table ``figures/NAME.md`` included
   verbatim (a notebook or a benchmark script writes it; ``helpers publish`` copies a run's); ``NAME#2`` includes
   the file's second markdown table only.
+* ``<!-- paper SOURCE -->R² 0.973<!-- /paper -->`` -- the paper's own number(s), quoted from ``SOURCE`` (e.g.
+  ``p5 Table 1``; required): what is between the markers is the paper's, not ours.
 
 :func:`unquoted_numbers` finds what is left: numbers in prose outside those markers, the generated blocks, code and
-links that are not settings (``N = 20``), section references (``§6.1``), dates or the paper's own numbers (a sentence
-or table row that names the paper).  ``tests/test_docs.py`` runs it over the README, ``docs/`` and the notebooks'
-markdown.
+links that are not settings (``N = 20``), section references (``§6.1``) or dates -- decimals, percentages, ranges
+of percentages, ratios and integers with a measured unit (``238 s``, ``25 minutes``, ``88 MB``, ``860 tests``).
+``tests/test_docs.py`` runs it over the README, ``docs/`` and the notebooks' markdown.
 """
 
 from __future__ import annotations
@@ -27,22 +29,26 @@ from helpers.errors import HelpersError
 from helpers.paths import REPO_ROOT
 
 __all__ = ["QUOTE", "TABLE", "ADVICE", "quote_value", "which_estimator", "refresh_quotes", "refresh_file",
-           "unquoted_numbers", "prose_files"]
+           "unquoted_numbers", "prose_files", "PAPER_QUOTE"]
 
 QUOTE = re.compile(r"<!-- q (\S+) (\S+)((?: [^ >]+)*) -->(.*?)<!-- /q -->", re.S)
 TABLE = re.compile(r"<!-- table:begin (\S+) -->(.*?)<!-- table:end -->", re.S)
 ADVICE = re.compile(r"<!-- advice:begin -->.*?<!-- advice:end -->", re.S)
+#: a quote of the paper: its source (non-empty) in the opening marker, the paper's numbers between the markers
+PAPER_QUOTE = re.compile(r"<!-- paper (?=\S)[^>]*?\S -->.*?<!-- /paper -->", re.S)
 _GENERATED = re.compile(r"<!-- (numbers|results|times|advice):begin.*?<!-- \1:end -->", re.S)
 _FENCE = re.compile(r"```.*?```", re.S)
 _CODE = re.compile(r"`[^`\n]*`")
 _LINK = re.compile(r"\]\([^)]*\)|https?://\S+|<!--.*?-->|<[^>\n]+>", re.S)
+#: units of a measured quantity (time, size, a count of tests): an integer with one of them is a result
+_UNIT = (r"(?:ms|s|sec|seconds?|min|minutes?|h|hours?|CPU-min|CPU-s|CPU-h|[kKMGT]i?B|GB|MB|tests|pp)"
+         r"(?![\w\-])")
 #: a result-like number: a decimal (0.82, .82, 1,017.5), a percentage (82 %, 82%), a range of percentages
-#: (50-58 %, 50–58%) or a ratio (3.8x, 12×)
+#: (50-58 %, 50–58%), a ratio (3.8x, 12×) or an integer with a measured unit (238 s, 88 MB, 860 tests)
 _NUMBER = re.compile(r"(?<![\w.\-/:])[-+−]?(?:\d+(?:\.\d+)?\s?[–-]\s?\d+(?:\.\d+)?\s?%|\d[\d,]*\.\d+(?:x|×)?|\.\d+"
-                     r"|\d+(?:\.\d+)?\s?%|\d+(?:\.\d+)?(?:x|×)(?=[\s,;.)]|$))(?![\w.]*\w)")
+                     r"|\d+(?:\.\d+)?\s?%|\d+(?:\.\d+)?(?:x|×)(?=[\s,;.)]|$)"
+                     r"|\d[\d,]*(?:\s?[–-]\s?\d[\d,]*)?\s?" + _UNIT + r")(?![\w.]*\w)")
 _SENTENCE = re.compile(r"(?<=[.;:!?])\s+(?=[A-Z(*])")
-#: a sentence or table row that quotes the paper (its numbers are the paper's, not ours)
-_PAPER = re.compile(r"paper|report(s|ed)\b|authors|\bTable \d|\bFig(ure|\.) \d|Appendix", re.I)
 #: what may stand right before a number that is a setting or a reference, not a result
 _SETTING = re.compile(r"(?:[=≤≥<>×~⌈+]|§|Sec\.|Eq\.|\bv|ε|α|η|τ|\blr|\bp|below|above|least|most|nominal|levels?|version|Python|numpy)\s*$")
 #: what may follow a number that is a setting: a confidence level ("95 % interval")
@@ -171,16 +177,14 @@ def refresh_file(path: Path, frame: pd.DataFrame, figures: Path) -> bool:
 
 
 def unquoted_numbers(text: str) -> list[tuple[str, str]]:
-    """``(number, sentence)`` for each result-like number of markdown ``text`` that no marker, code span, link,
-    setting, date or paper reference accounts for."""
-    for pattern in (QUOTE, TABLE, _GENERATED, _FENCE, _CODE, _LINK):
+    """``(number, sentence)`` for each result-like number of markdown ``text`` that no marker (a quote of the
+    records or of the paper), code span, link, setting or date accounts for."""
+    for pattern in (QUOTE, TABLE, PAPER_QUOTE, _GENERATED, _FENCE, _CODE, _LINK):
         text = pattern.sub(" ", text)
     found = []
     for para in re.split(r"\n\s*\n", text):
         rows = para.split("\n") if para.lstrip().startswith("|") else _SENTENCE.split(para.replace("\n", " "))
         for row in rows:
-            if _PAPER.search(row):
-                continue
             allowed_until = -1  # the end of the last number that was a setting (a range "A–B" continues it)
             for m in _NUMBER.finditer(row):
                 before = row[max(0, m.start() - 8) : m.start()]
