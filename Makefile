@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 
-.PHONY: run test install lint lab clean-runs bench gpu-check browser-check
+.PHONY: run test install lint lab clean-runs timings gpu-check browser-check
 
 install: $(VENV)/.installed
 
@@ -33,25 +33,25 @@ test: install
 		$$(( $$(date +%s) - start )) $$rc; exit $$rc
 
 lint: install
-	$(VENV)/bin/ruff check helpers tests benchmarks notebooks
+	$(VENV)/bin/ruff check helpers tests scripts notebooks
 
 lab: install
 	$(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG) $(LAB_ARGS)
 
-bench: install
-	$(PY) benchmarks/estimators.py
-	$(PY) benchmarks/attribution.py
+timings: install
+	$(PY) scripts/estimators.py
+	$(PY) scripts/attribution.py
 
 # On a GPU machine: every notebook's smoke profile, then one full-size unit each, on CUDA (<= 8 min), and a dated
 # record under docs/reproductions/gpu/. Without CUDA it says so and exits 0. Uses the venv if there is one (a device
-# image brings its own PyTorch; see benchmarks/gpu_check.py for the packages to carry).
+# image brings its own PyTorch; see scripts/gpu_check.py for the packages to carry).
 gpu-check:
-	$(if $(wildcard $(PY)),$(PY),$(PYTHON)) benchmarks/gpu_check.py
+	$(if $(wildcard $(PY)),$(PY),$(PYTHON)) scripts/gpu_check.py
 
 # Every published notebook opened in JupyterLab in a headless Chromium (needs `pip install playwright` and a
 # Chromium; a system one with CHROMIUM=/usr/bin/chromium): no error dialog, every figure shown, no error output.
 browser-check: install
-	$(PY) benchmarks/published_notebooks_browser.py $(if $(CHROMIUM),--chromium $(CHROMIUM))
+	$(PY) scripts/published_notebooks_browser.py $(if $(CHROMIUM),--chromium $(CHROMIUM))
 
 clean-runs:
 	rm -rf runs/

@@ -234,9 +234,9 @@ def _private_imports(path: Path) -> list[str]:
 
 
 def test_no_private_name_crosses_a_package():
-    """A name another package or a benchmark script needs is public in its home module (tests may reach into
+    """A name another package or a script needs is public in its home module (tests may reach into
     internals)."""
-    scripts = sorted((HELPERS.parent / "benchmarks").glob("*.py"))
+    scripts = sorted((HELPERS.parent / "scripts").glob("*.py"))
     bad = [f"{p.relative_to(HELPERS.parent)}: {imp}" for p in [*_modules(), *scripts] for imp in _private_imports(p)]
     assert not bad, "private names imported across packages (make them public):\n" + "\n".join(bad)
 
@@ -279,3 +279,14 @@ def test_the_architecture_page_names_only_what_exists_and_every_top_level_module
     assert not omitted, f"docs/architecture.md omits top-level modules of helpers/: {omitted}"
     experiments = {f"experiments/{p.name}" for p in (HELPERS / "experiments").iterdir() if (p / "__init__.py").exists()}
     assert not experiments - set(named), f"docs/architecture.md omits experiments: {sorted(experiments - set(named))}"
+
+
+def test_benchmark_names_one_thing():
+    """"Benchmark" is notebook 06's comparison of the estimators (helpers/benchmark, p6_benchmark, its figures);
+    the scripts beside the notebooks and their records are studies, not a second benchmark."""
+    root = HELPERS.parent
+    assert not (root / "benchmarks").exists()
+    tracked = [p.name for p in (root / "figures").iterdir() if "benchmark" in p.name]
+    assert all(name.startswith("06_benchmark") for name in tracked), tracked
+    dirs = sorted(p.relative_to(root).as_posix() for p in root.glob("helpers/**/*benchmark*") if p.is_dir())
+    assert dirs == ["helpers/benchmark", "helpers/experiments/p6_benchmark"], dirs

@@ -29,7 +29,7 @@ from helpers.claims_power import (
 from helpers.errors import InputValidationError
 from helpers.paths import REPO_ROOT
 
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+sys.path.insert(0, str(REPO_ROOT / "scripts"))
 claims_power_script = importlib.import_module("claims_power")
 REGISTRIES = claims_power_script.registries()
 ALL = [(c, specs) for claims, specs in REGISTRIES.values() for c in claims]
@@ -49,7 +49,7 @@ def test_every_registered_claim_has_a_size_and_a_power_simulation(claim, specs):
     assert claim.id in specs, f"{claim.id}: no Power spec in its package's power.py"
     assert isinstance(specs[claim.id], Power)
     row = TABLE[TABLE["id"] == claim.id]
-    assert len(row) == 1, f"{claim.id}: no row in figures/claims_power.csv (run benchmarks/claims_power.py)"
+    assert len(row) == 1, f"{claim.id}: no row in figures/claims_power.csv (run scripts/claims_power.py)"
     r = row.iloc[0]
     assert r["rule"] == specs[claim.id].rule.name
     if r["rule"] != "point":  # a rule without a sampling interval has no error rate; the others have both

@@ -14,7 +14,7 @@ from helpers.paths import REPO_ROOT
 from helpers.run.notebook_params import check_parameters
 from helpers.run.profiles import load_profile, notebooks_dir
 
-SPEC = importlib.util.spec_from_file_location("gpu_check", REPO_ROOT / "benchmarks" / "gpu_check.py")
+SPEC = importlib.util.spec_from_file_location("gpu_check", REPO_ROOT / "scripts" / "gpu_check.py")
 gpu_check = importlib.util.module_from_spec(SPEC)
 sys.modules["gpu_check"] = gpu_check  # its dataclasses look their module up
 SPEC.loader.exec_module(gpu_check)
@@ -83,7 +83,7 @@ def test_a_planted_bad_unit_is_refused():
 
 @pytest.mark.skipif(gpu_check.cuda_device() is not None, reason="this machine has CUDA")
 def test_without_cuda_it_says_so_and_exits_0():
-    proc = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks" / "gpu_check.py")], capture_output=True,
+    proc = subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "gpu_check.py")], capture_output=True,
                           text=True, timeout=120)  # fmt: skip
     assert proc.returncode == 0 and "no CUDA device" in proc.stdout
 

@@ -25,7 +25,7 @@ subsample's mass noise, ~1e-3, is what limits the first prices), else by ``ot.em
 the final prices ``v'``, ``u_i = min_k (c_ik - v'_k)`` is dual feasible, so ``sum_i a_i u_i + sum_k b_k v'_k`` is
 a lower bound on the optimum and the plan's cost an upper bound; they must agree to 1e-9, else ``delta`` grows 4x
 (up to one exact solve of everything).  At 1,000,000 x 10 on the benchmark's inputs: ~37,000 rows in the first
-band, ~3,800 left to the simplex (``make bench`` times it: figures/benchmark_estimators.md).  The value
+band, ~3,800 left to the simplex (``make timings`` times it: figures/study_estimators.md).  The value
 is therefore POT's optimum (to 1e-9), not an approximation.
 ``batch_size`` (default None) keeps the older batched mode: random batches of that size, each transported to pi,
 averaged -- a feasible plan, so an upper bound on the error.

@@ -14,6 +14,6 @@ module             notebook                                paper
 ``p6_benchmark``   ``06_benchmark``                        all: every estimator head to head
 =================  ======================================  =========================================
 
-The import rule (checked by ``tests/test_architecture.py``): only notebooks, tests, benchmark scripts and other
+The import rule (checked by ``tests/test_architecture.py``): only notebooks, tests, scripts and other
 experiment modules import from here; nothing in the library wing does.
 """

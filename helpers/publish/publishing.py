@@ -199,7 +199,7 @@ def _copy_claim_details(source: Path, dest: Path, chosen: list[str]) -> None:
 
 
 def read_power(dest: Path) -> pd.DataFrame | None:
-    """``claims_power.csv`` of ``dest`` (each rule's size and power, ``benchmarks/claims_power.py``), if any."""
+    """``claims_power.csv`` of ``dest`` (each rule's size and power, ``scripts/claims_power.py``), if any."""
     path = Path(dest) / "claims_power.csv"
     return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.exists() else None
 

@@ -7,7 +7,7 @@ A report explains; its results come from the published run.  Two markers let pro
   by :func:`refresh_quotes` with the format ``fmt`` (a Python format spec, default ``.3g``; ``pct`` gives ``82.4 %``
   from a fraction).  Markdown viewers hide the comments and show the number.
 * ``<!-- table:begin NAME -->`` ... ``<!-- table:end -->`` -- the committed table ``figures/NAME.md`` included
-  verbatim (a notebook or a benchmark script writes it; ``helpers publish`` copies a run's); ``NAME#2`` includes
+  verbatim (a notebook or a script writes it; ``helpers publish`` copies a run's); ``NAME#2`` includes
   the file's second markdown table only.
 * ``<!-- paper SOURCE -->R² 0.973<!-- /paper -->`` -- the paper's own number(s), quoted from ``SOURCE`` (e.g.
   ``p5 Table 1``; required): what is between the markers is the paper's, not ours.

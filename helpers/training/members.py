@@ -3,7 +3,7 @@
 :func:`fit` is the project's general loop (any data form, mixed precision, schedules, mid-epoch resume).  For the
 tiny models of paper 3 (TF-IDF MLPs, 8x8-digit CNNs) at batch 8 its per-step machinery costs as much as the
 arithmetic (4.1 ms per step against 2.2 ms for the loop below on the 5,000-input TF-IDF MLP, one thread of this
-project's 2-core CPU; ``benchmarks/ensemble_training.py``, ``figures/benchmark_ensemble_training.md``).  This module is the loop such models need: tensors loaded once, mini-batches
+project's 2-core CPU; ``scripts/ensemble_training.py``, ``figures/study_ensemble_training.md``).  This module is the loop such models need: tensors loaded once, mini-batches
 by index slicing, Adam with its fused kernel, nothing else per step.  It runs on the CPU, where the models and
 the data are: at batch 8 a GPU would spend its time on kernel launches.
 
@@ -37,7 +37,7 @@ from helpers.training.settings import TrainSettings
 from helpers.training.timing import note_training
 
 #: "auto" vectorises members of at most this many parameters: the break-even measured by
-#: ``benchmarks/ensemble_training.py`` lies between 100k and 200k parameters
+#: ``scripts/ensemble_training.py`` lies between 100k and 200k parameters
 VECTORISE_MAX_PARAMETERS = 100_000
 
 __all__ = [
@@ -192,7 +192,7 @@ def train_members(
         ``True``: one vmapped model over stacked parameters; ``False``: members one by one, epoch by epoch;
         ``"auto"``: vectorise when N > 1, the model has no buffers (batch-norm running statistics, which vmap
         cannot update in place) and at most :data:`VECTORISE_MAX_PARAMETERS` parameters.  Measured at batch 8,
-        N = 20, one thread (``figures/benchmark_ensemble_training.md``): a 4-layer MLP of width 128 takes 0.26 ms
+        N = 20, one thread (``figures/study_ensemble_training.md``): a 4-layer MLP of width 128 takes 0.26 ms
         per member-step vectorised vs 0.65 one by one on 64 inputs (42k parameters), 0.71 vs 0.84 on 1,000 inputs
         (161k) and 5.3 vs 2.2 on 5,000 (TF-IDF, 673k parameters): a large first layer makes the step memory-bound (its weight gradient and Adam's update
         touch every weight whatever the batch), and the stacked gradients cost extra copies.

@@ -1,4 +1,4 @@
-"""Paper 1 diagnostics (a script, not a test): ``python benchmarks/p1_discriminator_diagnostics.py``.
+"""Paper 1 diagnostics (a script, not a test): ``python scripts/p1_discriminator_diagnostics.py``.
 
 Why do the SCAN / POS discriminators judge the final parser's outputs poorly?  On notebook 01's ``default``
 pipeline of each task (read from the cache; trained first if the cache is empty), one discriminator member is
@@ -11,7 +11,7 @@ trained again, with the task's own settings, in two experiments:
 Each row gives the member's AUC on the discriminator dev set (snapshot negatives, its selection score), its
 Correct-vote rate there, and the AUC of its Correct-minus-Incorrect logit on the final parser's dev outputs
 (``final_dev``) and on every labelled test set, with the seconds it took and the 1-minute load average.  Writes
-``p1_discriminator_diagnostics.csv`` / ``.md`` to ``--out`` (default ``runs/benchmarks``).  ``--set`` changes the
+``study_p1_discriminator_diagnostics.csv`` / ``.md`` to ``--out`` (default ``runs/studies``).  ``--set`` changes the
 task's pipeline settings (the negative-snapshot rule of the README compares ``{"negative_snapshots": null}`` with
 the default, ``--shares 1``); ``--member-set`` changes only the retrained members' settings, on the cached pipeline
 (e.g. whole-model fine-tuning ``{"disc_freeze_layers": 0}``, or word-level members ``{"disc_kind": "scratch"}``).
@@ -92,7 +92,7 @@ def main() -> None:
         "--member-set", default="{}",
         help="overrides for the retrained members only (the pipeline stays cached), e.g. '{\"disc_freeze_layers\": 0}'",
     )  # fmt: skip
-    ap.add_argument("--out", default="runs/benchmarks")
+    ap.add_argument("--out", default="runs/studies")
     args = ap.parse_args()
     torch.set_num_threads(2)
     params = notebook_parameters("default")
@@ -116,8 +116,8 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame(rows)
-    frame.to_csv(out / "p1_discriminator_diagnostics.csv", index=False)
-    (out / "p1_discriminator_diagnostics.md").write_text(
+    frame.to_csv(out / "study_p1_discriminator_diagnostics.csv", index=False)
+    (out / "study_p1_discriminator_diagnostics.md").write_text(
         to_markdown(frame.drop(columns="dev_auc_trace").round(3))
     )
     print(f"wrote {out / 'p1_discriminator_diagnostics.csv'}")

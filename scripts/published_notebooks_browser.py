@@ -2,7 +2,7 @@
 
 Not part of the tests (it needs a browser): ``pip install playwright``, and a Chromium (``playwright install
 chromium``, or a system one, e.g. Debian's ``apt-get install chromium``, given with ``--chromium /usr/bin/chromium``).
-``python benchmarks/published_notebooks_browser.py`` then starts JupyterLab on ``docs/notebooks`` (no token, a free
+``python scripts/published_notebooks_browser.py`` then starts JupyterLab on ``docs/notebooks`` (no token, a free
 local port, cells rendered all at once instead of on scrolling), opens each notebook and checks that JupyterLab shows
 no error dialog, that every saved figure is shown and decoded (as many images, each with a width), and that no
 stderr output or error traceback is rendered; a screenshot of each goes to ``runs/browser/<notebook>.png``. Exit

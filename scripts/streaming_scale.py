@@ -1,13 +1,13 @@
 """Out-of-core estimates at scale: time and peak memory per estimator on Zarr stores of 10^6 to 10^8 logits.
 
-Each store holds ``n x 10`` float32 logits (N(0, 2^2) plus 3 on one random class per row, as benchmarks/estimators.py)
+Each store holds ``n x 10`` float32 logits (N(0, 2^2) plus 3 on one random class per row, as scripts/estimators.py)
 in blocks of 10^6 rows, written block by block.  Every (size, estimator) is measured in a fresh child process:
 ``estimate(logits=<store path>)`` (helpers.estimators.streaming, Dask's threaded scheduler, one thread per core),
 its wall time, and the child's own peak resident memory (``ru_maxrss``, reported by the child).  With ``--scheduler`` the
 same runs go to a Dask cluster by address instead (here: a ``dask scheduler`` and two ``dask worker`` processes
 started by this script), and the workers' peak memory is read from them.
 
-Writes figures/benchmark_streaming.{csv,md,png}; ``--quick`` checks the script on small stores.
+Writes figures/study_streaming.{csv,md,png}; ``--quick`` checks the script on small stores.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
             p.terminate()
     df = pd.DataFrame(rows)
     out = Path(args.out)
-    stem = "benchmark_streaming" + ("_quick" if args.quick else "")
+    stem = "study_streaming" + ("_quick" if args.quick else "")
     if args.append and (out / f"{stem}.csv").exists():
         df = pd.concat([pd.read_csv(out / f"{stem}.csv"), df], ignore_index=True)
     df.to_csv(out / f"{stem}.csv", index=False)

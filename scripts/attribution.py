@@ -1,4 +1,4 @@
-"""Benchmark of the attribution methods (a script, not a test): ``python benchmarks/attribution.py``.
+"""Benchmark of the attribution methods (a script, not a test): ``python scripts/attribution.py``.
 
 Examples/second of :func:`helpers.attribution.attribute` for IG, KernelSHAP and LIME on a tiny Transformer
 (the notebook's ``tiny`` architecture, untrained: timing does not depend on the weights) over HANS-style
@@ -107,7 +107,7 @@ def main() -> None:
     load = os.getloadavg()
     print(wide.round(2).to_string())
     print(f"n={args.n}, repeats={args.repeats}/{args.repeats_slow}, load average {load[0]:.2f} {load[1]:.2f}")
-    save_table(wide.reset_index().assign(n=args.n), "benchmark_attribution")
+    save_table(wide.reset_index().assign(n=args.n), "study_attribution")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Benchmark of notebook 05's CIFAR-10-C pipeline (a script, not a test): ``python benchmarks/cifar10c_speed.py``.
+"""Benchmark of notebook 05's CIFAR-10-C pipeline (a script, not a test): ``python scripts/cifar10c_speed.py``.
 
 Two parts, on ``--n`` CIFAR-10 test images (default 2,000, the default profile's set size):
 
@@ -9,7 +9,7 @@ Two parts, on ``--n`` CIFAR-10 test images (default 2,000, the default profile's
   channels-last memory format, and ``torch.compile`` (channels-last, 2 threads; compile time reported apart).
 
 Reports medians over ``--repeats`` runs with the 1-minute load average before each configuration. Writes
-``benchmark_cifar10c_speed.csv`` and ``.md`` to ``--out`` (default ``runs/benchmarks``). Needs the shared data
+``study_cifar10c_speed.csv`` and ``.md`` to ``--out`` (default ``runs/studies``). Needs the shared data
 (``HELPERS_DATA``). Wall time on 2 CPU cores: about 6 minutes.
 """
 
@@ -108,7 +108,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "runs" / "benchmarks"))
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "runs" / "scripts"))
     args = ap.parse_args()
     x = load("cifar10_jpeg").x[: args.n]
     start = time.perf_counter()
@@ -116,7 +116,7 @@ def main() -> None:
     df = pd.DataFrame(corruption_rows(x, args.repeats) + inference_rows(x, args.repeats))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    stem = "benchmark_cifar10c_speed"
+    stem = "study_cifar10c_speed"
     df.to_csv(out / f"{stem}.csv", index=False)
     corr = df[df.part == "corruption"]
     meta = (

@@ -1,4 +1,4 @@
-"""Paper 1 parser check (a script, not a test): ``python benchmarks/p1_parser_schedule.py --task scan``.
+"""Paper 1 parser check (a script, not a test): ``python scripts/p1_parser_schedule.py --task scan``.
 
 Our parsers are trained from scratch with paper 1's *fine-tuning* recipe (Adam, constant learning rate, App. B.1),
 and the SCAN parser fits only 70 % of its own training pairs exactly after 4,000 steps (``p1_parser_capacity``:
@@ -14,7 +14,7 @@ loss, training seconds, 1-minute load average.
 Selection rule, fixed before the run: per task, the candidate with the highest **dev** exact match is adopted if it
 beats the current recipe (``constant`` at the task's current lr) by at least .05; otherwise the task keeps the
 current recipe.  Same steps, so the run time does not change.  No test set is decoded here.  Writes
-``p1_parser_schedule_<task>.csv`` / ``.md`` to ``--out`` (default ``runs/benchmarks``).
+``study_p1_parser_schedule_<task>.csv`` / ``.md`` to ``--out`` (default ``runs/studies``).
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.p1_parser_capacity import default_task  # noqa: E402
 from helpers.experiments.p1_bounds.pipeline import decode_constraints_for  # noqa: E402
 from helpers.seq2seq import beam_search, build_parser, exact_match, train_parser  # noqa: E402
 from helpers.tables import to_markdown  # noqa: E402
+from scripts.p1_parser_capacity import default_task  # noqa: E402
 
 
 def exact(model, vocab, task, cfg, pairs) -> float:
@@ -50,7 +50,7 @@ def main() -> None:
     ap.add_argument("--task", default="scan")
     ap.add_argument("--candidates", nargs="+", default=None, help="schedule:lr (default: constant and linear "
                     "at the task's lr, linear at 3x it)")  # fmt: skip
-    ap.add_argument("--out", default="runs/benchmarks")
+    ap.add_argument("--out", default="runs/studies")
     args = ap.parse_args()
     torch.set_num_threads(2)
     task, base, vocab, train_probe = default_task(args.task)
@@ -75,8 +75,8 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame(rows)
-    frame.to_csv(out / f"p1_parser_schedule_{args.task}.csv", index=False)
-    (out / f"p1_parser_schedule_{args.task}.md").write_text(to_markdown(frame.round(3)))
+    frame.to_csv(out / f"study_p1_parser_schedule_{args.task}.csv", index=False)
+    (out / f"study_p1_parser_schedule_{args.task}.md").write_text(to_markdown(frame.round(3)))
     print(f"wrote {out / f'p1_parser_schedule_{args.task}.csv'}")
 
 

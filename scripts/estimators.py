@@ -1,9 +1,9 @@
-"""Benchmark of the label-free estimators (a script, not a test): ``python benchmarks/estimators.py``.
+"""Benchmark of the label-free estimators (a script, not a test): ``python scripts/estimators.py``.
 
 Times ``estimate`` of every registered estimator on float32 logits of shape 1,000,000 x 10 and 100,000 x 1,000
 (fitted once on a 100,000-row reference of the same K), COT's cost against n (and K), and the bootstrap's cost
 (``interval=True`` minus the point estimate, n_boot = 200) against n.  Medians over repeats (5 for estimates,
-3 for bootstrap runs, whose single runs take seconds).  Writes ``figures/benchmark_estimators.csv`` and ``.md``.
+3 for bootstrap runs, whose single runs take seconds).  Writes ``figures/study_estimators.csv`` and ``.md``.
 Wall time on 2 CPU cores: about 6-8 minutes; peak memory about 3 GB.
 """
 
@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> None:
         print("estimate, 100,000 x 1,000", flush=True)
         bench_estimates(rows, rng, 100_000, 1000, 100_000, args.repeats, args.only)
     if args.only:  # splice the re-measured rows into the committed table
-        old = pd.read_csv(Path(args.out) / "benchmark_estimators.csv")
+        old = pd.read_csv(Path(args.out) / "study_estimators.csv")
         keep = old[~((old.section == "estimate") & old.estimator.isin(args.only))]
         rows = keep.to_dict("records") + rows
     elif not args.quick:
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    stem = "benchmark_estimators" + ("_quick" if args.quick else "")
+    stem = "study_estimators" + ("_quick" if args.quick else "")
     df.to_csv(out / f"{stem}.csv", index=False)
     (out / f"{stem}.md").write_text(_markdown(df, meta) + "\n")
     print(f"wrote {out / stem}.csv/.md in {wall:.0f} s")

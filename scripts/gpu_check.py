@@ -244,7 +244,7 @@ def write_record(rows: list[dict], *, device: str, folder: Path, started: dateti
     path = folder / f"{started:%Y-%m-%d-%H%M}-{slug}.md"
     lines = [f"# GPU check, {started:%Y-%m-%d %H:%M} UTC", "", "<!-- numbers:begin gpu-check (a measurement record) -->", "",
              f"Device: {device}; torch {torch.__version__} (CUDA {torch.version.cuda}); {os.cpu_count()} CPU cores. "
-             "Written by `make gpu-check` (benchmarks/gpu_check.py): smoke = every notebook's smoke profile through "
+             "Written by `make gpu-check` (scripts/gpu_check.py): smoke = every notebook's smoke profile through "
              "the runner; full-unit = the full profile narrowed to one unit (FULL_UNITS); `ms/step` = training "
              "seconds per optimiser step on CUDA (every training loop of the notebook); `full min` = the full-unit's "
              "time times the units of the full profile (FULL_SCALE), a rough extrapolation.", ""]  # fmt: skip

@@ -1,4 +1,4 @@
-"""Benchmark of ensemble training for paper 3 (a script, not a test): ``python benchmarks/ensemble_training.py``.
+"""Benchmark of ensemble training for paper 3 (a script, not a test): ``python scripts/ensemble_training.py``.
 
 Trains N = 20 members at batch 8 for one epoch over 800 rows, three ways, on one torch thread:
 
@@ -10,8 +10,8 @@ Trains N = 20 members at batch 8 for one epoch over 800 rows, three ways, on one
 for three member architectures: the paper's Amazon typical DNN (4-layer MLP of width 128 over 5,000 TF-IDF
 features), the same over 1,000 features, and over 64 features (the size of an 8x8 digit).  Reports the median over
 ``--repeats`` runs of steps/s (one step = one batch for every member) and member-steps/s, with the 1-minute load
-average before each configuration.  Writes ``benchmark_ensemble_training.csv``, ``.md`` and ``.png`` to ``--out``
-(default ``runs/benchmarks``).  Wall time on 2 CPU cores: about 3 minutes.
+average before each configuration.  Writes ``study_ensemble_training.csv``, ``.md`` and ``.png`` to ``--out``
+(default ``runs/studies``).  Wall time on 2 CPU cores: about 3 minutes.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def _plot(df: pd.DataFrame, path: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "runs" / "benchmarks"))
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "runs" / "scripts"))
     args = ap.parse_args()
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
@@ -136,7 +136,7 @@ def main() -> None:
     df["speedup_vs_fit"] = [round(base[r.inputs] / r.median_s, 2) for r in df.itertuples()]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    stem = "benchmark_ensemble_training"
+    stem = "study_ensemble_training"
     df.to_csv(out / f"{stem}.csv", index=False)
     meta = (
         f"torch {torch.__version__}, {platform.processor() or platform.machine()}, one torch thread, "

@@ -1,4 +1,4 @@
-"""Paper 1 parser check (a script, not a test): ``python benchmarks/p1_parser_capacity.py``.
+"""Paper 1 parser check (a script, not a test): ``python scripts/p1_parser_capacity.py``.
 
 Does notebook 01's SCAN parser underfit because it is too small or trained too briefly?  With the ``default``
 profile's SCAN data (2,500 training pairs, 200 dev pairs) and settings (lr, batch size, seed), one parser is
@@ -10,7 +10,7 @@ Selection rule, fixed before the run: the candidate with the highest **dev** exa
 beats the current parser (``tiny:2000``) by at least .05 and its extra training and mining time
 (5 snapshots' training + 2 snapshots × 2,500 mined inputs + the final decode) keeps the projected cold default run
 of notebook 01 under 25 minutes (1,500 s; last cold run 1,157 s).  No test set is decoded here.  Writes
-``p1_parser_capacity.csv`` / ``.md`` to ``--out`` (default ``runs/benchmarks``).
+``study_p1_parser_capacity.csv`` / ``.md`` to ``--out`` (default ``runs/studies``).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--task", default="scan")
     ap.add_argument("--candidates", nargs="+", default=["tiny:2000", "tiny:4000", "small:2000", "small:4000"])
-    ap.add_argument("--out", default="runs/benchmarks")
+    ap.add_argument("--out", default="runs/studies")
     args = ap.parse_args()
     torch.set_num_threads(2)
     task, base, vocab, train_probe = default_task(args.task)
@@ -83,8 +83,8 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame(rows)
-    frame.to_csv(out / "p1_parser_capacity.csv", index=False)
-    (out / "p1_parser_capacity.md").write_text(to_markdown(frame.round(3)))
+    frame.to_csv(out / "study_p1_parser_capacity.csv", index=False)
+    (out / "study_p1_parser_capacity.md").write_text(to_markdown(frame.round(3)))
     print(f"wrote {out / 'p1_parser_capacity.csv'}")
 
 

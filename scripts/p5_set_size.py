@@ -1,6 +1,6 @@
 """Paper 5's in-sample ρ / R² on the 95 CIFAR-10-C sets against the size of each set (a study script, not a test).
 
-    python benchmarks/p5_set_size.py [--jpeg-max 10000] [--out figures]
+    python scripts/p5_set_size.py [--jpeg-max 10000] [--out figures]
 
 Protocol, fixed before the run (issue "P5 originals", item 5).  Notebook 05's ``default`` parameters and measures
 (MDE normalised, T = 1), the authors' protocol (:func:`helpers.experiments.p5_mde.protocol.cifar10c_frame`: the 19
