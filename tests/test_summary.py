@@ -242,3 +242,63 @@ def test_units_record_their_cpu_and_the_profile_ranks_them(tmp_path, monkeypatch
     assert list(per_nb["notebook"]) == ["02_y", "01_x"] and per_nb.loc[0, "share"] == 0.75
     assert per_nb.loc[1, "units"] == 2 and pd.isna(per_nb.loc[0, "units"])
     assert list(top["unit"]) == ["big"] and top.loc[0, "share"] == pytest.approx(lines[0]["cpu_s"] / 40, abs=1e-4)
+
+
+def test_a_run_records_its_code_version_and_the_cache_it_started_with(tmp_path, monkeypatch):
+    import subprocess
+
+    from helpers.run.provenance import cache_state, code_version
+
+    assert code_version(tmp_path) == {"code_commit": None, "code_dirty": None}  # not a git checkout
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "a.txt").write_text("1")
+    subprocess.run([*git, "add", "a.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], check=True)
+    clean = code_version(tmp_path)
+    assert len(clean["code_commit"]) == 40 and clean["code_dirty"] is False
+    (tmp_path / "a.txt").write_text("2")
+    assert code_version(tmp_path) == {**clean, "code_dirty": True}
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    assert cache_state(cache) == {"cache_files_at_start": 0, "cache_bytes_at_start": 0}
+    (cache / "sub").mkdir()
+    (cache / "sub" / "x.npy").write_bytes(b"12345")
+    assert cache_state(cache) == {"cache_files_at_start": 1, "cache_bytes_at_start": 5}
+
+
+def test_the_smoke_times_say_whether_the_cache_was_empty(tmp_path, monkeypatch):
+    import json
+
+    import pandas as pd
+
+    from helpers.publish.times import reference_times, render_times
+    from helpers.run.profiles import list_notebooks
+
+    every = [p.stem for p in list_notebooks()]
+
+    def smoke_run(run_id: str, files: int | None, wall: float, notebooks=every) -> None:
+        folder = tmp_path / "runs" / "smoke" / run_id
+        folder.mkdir(parents=True)
+        run = {"status": "ok", "notebooks": notebooks, "wall_s": wall, "cpu_s": 2 * wall, "load_avg_mean": 1.5,
+               "finished_at": run_id, "cache_files_at_start": files}  # fmt: skip
+        (folder / "run_status.json").write_text(json.dumps({"_run": run}))
+        (folder / "calibration.json").write_text(json.dumps({"total_s": 0.44}))
+
+    monkeypatch.setenv("HELPERS_RUNS", str(tmp_path / "runs"))
+    smoke_run("20260101-000000", None, 60.0)
+    assert set(reference_times()) == {"smoke"}  # before runs recorded their cache
+    smoke_run("20260101-010000", 0, 300.0)
+    smoke_run("20260101-020000", 12, 180.0)
+    smoke_run("20260101-030000", 0, 30.0, notebooks=every[:1])  # one notebook alone is not the smoke profile
+    ref = reference_times()
+    assert set(ref) == {"smoke_cold", "smoke_warm"}
+    assert ref["smoke_cold"]["wall_s"] == 300.0 and ref["smoke_warm"]["wall_s"] == 180.0
+    assert ref["smoke_cold"]["calibration_s"] == 0.44
+    times = pd.DataFrame({"notebook": ["01_a", "(whole run)"], "status": ["ok", "ok"], "wall_s": [60.0, 60.0],
+                          "cpu_s": [50.0, 50.0], "finished_at": ["t", "t"], "load_avg": [1.0, 1.0],
+                          "cache_files_at_start": [None, 0]})  # fmt: skip
+    text = render_times(times, None, ref)
+    assert "The whole run from an empty cache: **1.0 min wall clock**" in text
+    assert "from an empty cache (a newcomer's first run" in text and ": 5.0 min wall clock, 10.0 min of CPU" in text
+    assert "with a warm cache (a second run): 3.0 min wall clock, 6.0 min of CPU (load 1.5, calibration 0.44 s" in text

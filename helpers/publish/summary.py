@@ -75,13 +75,15 @@ def run_times(profile: str = "default", *, directory: str | Path | None = None) 
     folder ``directory`` (default: the profile's latest complete run),
     and a last row :data:`WHOLE_RUN` for the run as a whole when the runner recorded one (its wall clock, not the
     sum of the notebooks' times: notebooks run side by side; its load average is the mean of the samples taken at
-    every start and finish).
+    every start and finish; ``cache_files_at_start``: 0 when it ran from an empty cache, see
+    :mod:`helpers.run.provenance`).
 
     Returns an empty frame when the profile has not run.
     """
     path = Path(directory) if directory is not None else (latest_run_dir(profile) or runs_dir() / profile)
     status_file = path / "run_status.json"
-    columns = ["notebook", "status", "wall_s", "cpu_s", "started_at", "finished_at", "load_avg"]
+    columns = ["notebook", "status", "wall_s", "cpu_s", "started_at", "finished_at", "load_avg",
+               "cache_files_at_start"]
     if not status_file.exists():
         return pd.DataFrame(columns=columns)
     status = json.loads(status_file.read_text(encoding="utf-8"))
@@ -91,7 +93,8 @@ def run_times(profile: str = "default", *, directory: str | Path | None = None) 
     if whole and whole.get("wall_s") is not None:
         row = {"notebook": WHOLE_RUN, "status": whole.get("status"), "wall_s": whole.get("wall_s"),
                "cpu_s": whole.get("cpu_s"), "started_at": whole.get("started_at"),
-               "finished_at": whole.get("finished_at"), "load_avg": whole.get("load_avg_mean")}  # fmt: skip
+               "finished_at": whole.get("finished_at"), "load_avg": whole.get("load_avg_mean"),
+               "cache_files_at_start": whole.get("cache_files_at_start")}  # fmt: skip
         out = pd.concat([out, pd.DataFrame([row], columns=columns)], ignore_index=True)
     return out
 

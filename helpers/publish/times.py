@@ -3,8 +3,9 @@
 Per notebook of the published run: its wall clock *side by side* (the notebooks share the machine's cores, so each
 takes longer than it would alone) and its CPU seconds (its kernel's and its units' on the workers: about what it
 needs alone on one core); the whole run's wall clock, CPU seconds and mean load; the run's calibration (a few
-seconds of fixed work, :mod:`helpers.run.calibration`) to scale the times to another machine; and the last smoke
-run's and ``make test``'s times on the publishing machine (``figures/reference_times.json``).
+seconds of fixed work, :mod:`helpers.run.calibration`) to scale the times to another machine; whether the run
+started from an empty cache (:mod:`helpers.run.provenance`); and, on the publishing machine, the smoke profile's
+times from an empty cache and with a warm one and ``make test``'s (``figures/reference_times.json``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from helpers.errors import HelpersError
-from helpers.paths import latest_run_dir, runs_dir
+from helpers.paths import runs_dir
 from helpers.publish.summary import WHOLE_RUN
 from helpers.tables import to_markdown
 
@@ -42,20 +43,53 @@ def note_test_time(seconds: float | str, exit_code: int | str) -> Path:
     return out
 
 
+def _smoke_entry(folder: Path, run: dict) -> dict:
+    entry = {k: run.get(k) for k in ("wall_s", "cpu_s", "load_avg_mean", "finished_at", "cache_files_at_start")}
+    calibration = folder / "calibration.json"
+    if calibration.exists():
+        entry["calibration_s"] = json.loads(calibration.read_text(encoding="utf-8")).get("total_s")
+    return entry
+
+
 def reference_times() -> dict:
-    """The latest complete smoke run's wall clock and the last ``make test``'s (each with its load), where present."""
+    """The smoke profile's times and the last ``make test``'s (each with its load), where present.
+
+    ``smoke_cold``: the latest complete smoke run of every notebook that started from an empty cache (what a
+    newcomer's first ``helpers run --profile smoke`` costs: every model trained, every prediction computed);
+    ``smoke_warm``: the latest one that started with a cache (a second run); ``smoke``: the latest complete run
+    when no run recorded its cache (runs from before the runner recorded it).  Each with CPU seconds, mean load
+    and the run's calibration (seconds of fixed work, to scale the times to another machine)."""
+    from helpers.paths import run_dirs
+    from helpers.run.runner import run_folder_label
+
     out: dict = {}
-    smoke = latest_run_dir("smoke")
-    if smoke is not None and (smoke / "run_status.json").exists():
-        run = json.loads((smoke / "run_status.json").read_text(encoding="utf-8")).get("_run", {})
-        if run.get("status") == "ok":
-            out["smoke"] = {k: run.get(k) for k in ("wall_s", "cpu_s", "load_avg_mean", "finished_at")}
+    everything = None
+    for folder in run_dirs("smoke"):  # oldest first: the latest of each kind wins
+        path = folder / "run_status.json"
+        if not path.exists() or run_folder_label(folder):
+            continue
+        status = json.loads(path.read_text(encoding="utf-8"))
+        run = status.get("_run", {})
+        everything = everything or _smoke_notebooks()
+        if run.get("status") != "ok" or not everything <= set(run.get("notebooks") or []):
+            continue
+        files = run.get("cache_files_at_start")
+        kind = "smoke" if files is None else ("smoke_cold" if files == 0 else "smoke_warm")
+        out[kind] = _smoke_entry(folder, run)
+    if "smoke_cold" in out or "smoke_warm" in out:
+        out.pop("smoke", None)
     test = runs_dir() / TEST_TIME_FILE
     if test.exists():
         note = json.loads(test.read_text(encoding="utf-8"))
         if note.get("exit") == 0:
             out["tests"] = note
     return out
+
+
+def _smoke_notebooks() -> set[str]:
+    from helpers.run.profiles import list_notebooks
+
+    return {p.stem for p in list_notebooks()}
 
 
 def _minutes(seconds) -> str:
@@ -78,23 +112,34 @@ def render_times(times: pd.DataFrame, calibration: dict | None, reference: dict 
     if len(whole):
         w = whole.iloc[-1]
         cpu = _minutes(w.get("cpu_s"))
-        lines.append(f"The whole run: **{_minutes(w['wall_s'])} wall clock**" + (f", {cpu} of CPU" if cpu else "")
+        files = pd.to_numeric(w.get("cache_files_at_start"), errors="coerce")
+        cache = "" if pd.isna(files) else (" from an empty cache" if files == 0 else " with a warm cache")
+        lines.append(f"The whole run{cache}: **{_minutes(w['wall_s'])} wall clock**" + (f", {cpu} of CPU" if cpu else "")
                      + f", mean 1-minute load {w['load_avg']}, finished {w['finished_at']}.")
     if calibration:
         lines.append(f"Its calibration (`python -m helpers calibrate` compares your machine): {calibration.get('total_s')} s "
                      f"of fixed numpy and torch work on one thread ({calibration.get('machine')}, "
                      f"{calibration.get('cpus')} CPUs, load {calibration.get('load_1min')}).")  # fmt: skip
     ref = reference or {}
-    if "smoke" in ref:
-        s = ref["smoke"]
-        lines.append(f"The smoke profile (every notebook, small settings): {_minutes(s.get('wall_s'))} wall clock "
-                     f"(load {s.get('load_avg_mean')}, {s.get('finished_at')}).")
+    for kind, what in (("smoke_cold", "from an empty cache (a newcomer's first run: every model trained, every "
+                        "prediction computed)"), ("smoke_warm", "with a warm cache (a second run)"),
+                       ("smoke", "(its cache at the start not recorded)")):  # fmt: skip
+        if kind in ref:
+            lines.append(_smoke_line(ref[kind], what))
     if "tests" in ref:
         t = ref["tests"]
         lines.append(f"`make test` (unit tests, notebook smoke runs, reliability tests): {_minutes(t.get('wall_s'))} "
                      f"(load {t.get('load_1min')} at its end, {t.get('finished_at')}).")
     lines += ["", TIMES_END]
     return "\n".join(lines)
+
+
+def _smoke_line(entry: dict, what: str) -> str:
+    cpu = _minutes(entry.get("cpu_s"))
+    calibration = entry.get("calibration_s")
+    return (f"The smoke profile (every notebook, small settings) {what}: {_minutes(entry.get('wall_s'))} wall clock"
+            + (f", {cpu} of CPU" if cpu else "") + f" (load {entry.get('load_avg_mean')}"
+            + (f", calibration {calibration} s" if calibration is not None else "") + f", {entry.get('finished_at')}).")
 
 
 def splice_times(path: Path, times: pd.DataFrame, calibration: dict | None, reference: dict | None) -> bool:

@@ -484,7 +484,9 @@ def run_notebooks(
                     todo.append((nb, params))
             settings = dict(profile=profile, output_dir=folder, kernel_name=kernel_name, timeout=timeout,
                             progress=progress)  # fmt: skip
-            meta = {"run_id": folder.name, "label": label, "parameters": dict(parameters or {})}
+            from helpers.run.provenance import run_provenance
+
+            meta = {"run_id": folder.name, "label": label, "parameters": dict(parameters or {}), **run_provenance()}
             runs |= _run_on(ex, todo, graph, settings, status_path, meta=meta, echo=echo)
         out = [runs[nb.stem] for nb in notebooks]
         if output_dir is None and not label and all(r.status in ("ok", "skipped") for r in out):

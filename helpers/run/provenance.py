@@ -1,0 +1,50 @@
+"""Where a run came from, recorded in its ``run_status.json`` (key ``_run``) when it starts.
+
+* ``code_commit`` / ``code_dirty``: the git commit of the repository the ``helpers`` package was imported from and
+  whether its tracked files differed from it (``None`` outside a git checkout);
+* ``cache_files_at_start`` / ``cache_bytes_at_start``: what the disk cache (``$HELPERS_CACHE``) held, so that a
+  time can say whether it was measured from an empty cache (every model trained, every prediction computed) or
+  with a warm one.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from helpers.paths import REPO_ROOT, cache_dir
+
+__all__ = ["code_version", "cache_state", "run_provenance"]
+
+
+def code_version(root: Path = REPO_ROOT) -> dict:
+    """``{"code_commit": sha or None, "code_dirty": bool or None}`` of the git checkout at ``root``."""
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=20, check=True).stdout.strip()  # fmt: skip
+        changed = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                 capture_output=True, text=True, timeout=60, check=True).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return {"code_commit": None, "code_dirty": None}
+    return {"code_commit": sha or None, "code_dirty": bool(changed)}
+
+
+def cache_state(folder: Path | None = None) -> dict:
+    """``{"cache_files_at_start": n, "cache_bytes_at_start": bytes}`` of the cache folder (files counted
+    recursively; lock files included)."""
+    folder = Path(folder) if folder is not None else cache_dir()
+    files = size = 0
+    for base, _, names in os.walk(folder):
+        for name in names:
+            try:
+                size += os.stat(os.path.join(base, name)).st_size
+            except OSError:
+                continue
+            files += 1
+    return {"cache_files_at_start": files, "cache_bytes_at_start": size}
+
+
+def run_provenance() -> dict:
+    """The code's version and the cache's state now: what a run records as it starts."""
+    return {**code_version(), **cache_state()}
