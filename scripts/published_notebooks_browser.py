@@ -63,6 +63,10 @@ def _lab_settings() -> str:
         "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
     }
     (folder / "overrides.json").write_text(json.dumps(overrides))
+    for plugin, values in overrides.items():  # the user-settings layout too: <package>/<plugin>.jupyterlab-settings
+        package, name = plugin.split(":")
+        (folder / package).mkdir(parents=True, exist_ok=True)
+        (folder / package / f"{name}.jupyterlab-settings").write_text(json.dumps(values))
     return str(folder)
 
 
@@ -77,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     log = (OUT / "jupyterlab.log").open("w")
     lab = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ServerApp.token=",
-         "--ServerApp.password=", f"--ServerApp.root_dir={NOTEBOOKS}", "--allow-root"],
+         "--ServerApp.password=", f"--ServerApp.root_dir={NOTEBOOKS}", "--allow-root",
+         # nothing leaves the machine: no news feed, no update check
+         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
         stdout=log, stderr=subprocess.STDOUT,
         env={**os.environ, "JUPYTERLAB_SETTINGS_DIR": _lab_settings()},
     )  # fmt: skip
