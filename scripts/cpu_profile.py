@@ -30,6 +30,8 @@ COMPUTES = {
     "or one self-training method's rounds (RI / RM, and the ablations)",
     ("05_mde", "setup outputs"): "one setup's shifted sets generated and passed through its backbone (logits, "
     "features)",
+    ("06_benchmark", "benchmark tasks"): "one task of the benchmark's grid: its models' outputs on every target set "
+    "and every estimator run on them (with bootstraps)",
     ("06_benchmark", "sources"): "one self-training source of the benchmark: its pair's models and ensembles for "
     "RI / RM on the benchmark's target sets",
 }
