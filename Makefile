@@ -9,6 +9,9 @@ PROFILE ?= default
 # On another platform set e.g. TORCH_SPEC="torch>=2.2,<=2.13.0".
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
+# test processes (pytest-xdist), each test file in one of them: tests/test_notebooks.py's session smoke run of every
+# notebook (one core) and the tests that read it beside the other files; TEST_JOBS= runs everything in one process
+TEST_JOBS ?= -n 2 --dist loadfile
 # extra JupyterLab flags, e.g. `make lab LAB_ARGS="--no-browser --port 8890"`; as root, --allow-root is added
 LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
@@ -28,7 +31,7 @@ run: install
 	$(PY) -m helpers run --profile $(PROFILE)
 
 test: install
-	@start=$$(date +%s); $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	@start=$$(date +%s); $(PY) -m pytest $(TEST_JOBS) $(PYTEST_ARGS); rc=$$?; \
 	$(PY) -c 'import sys; from helpers.publish.times import note_test_time; note_test_time(*sys.argv[1:])' \
 		$$(( $$(date +%s) - start )) $$rc; exit $$rc
 
