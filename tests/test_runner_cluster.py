@@ -231,13 +231,15 @@ def test_a_killed_worker_fails_the_notebook_clearly_and_the_rerun_resumes_from_t
 
 def test_units_of_notebooks_run_on_every_worker(graph_dir):
     """Two notebooks side by side, each with four 2-second units on a two-worker cluster: each notebook's units run
-    on both workers, and units run at the same time (behaviour, not seconds: a loaded machine only stretches them)."""
-    for stem in ("05_sleepy", "06_sleepy"):
+    on both workers, and units run at the same time (behaviour, not seconds: a loaded machine only stretches them).
+    06 submits its units 5 s after its kernel starts, so that 05's four are queued first: with equal priorities,
+    units submitted at the same instant may each keep to one worker (both workers busy, each notebook on one)."""
+    for stem, delay in (("05_sleepy", 0), ("06_sleepy", 5)):
         write_notebook(
             graph_dir / f"{stem}.ipynb",
             "n = 4",
             [
-                "import json, os, time\nfrom helpers.parallel import map_units\n\n"
+                f"import json, os, time\nfrom helpers.parallel import map_units\ntime.sleep({delay})\n\n"
                 "def nap(_):\n    t0 = time.time()\n    time.sleep(2.0)\n    return os.getpid(), t0, time.time()",
                 "units = map_units(nap, list(range(n)), progress=False)\n"
                 "out = os.path.join(os.environ['HELPERS_RUNS'], 'stamps')\nos.makedirs(out, exist_ok=True)\n"
