@@ -19,8 +19,9 @@ os.environ["HELPERS_DEVICE"] = "cpu"
 def _share_the_cores_between_test_processes() -> int | None:
     """Under pytest-xdist (``make test`` runs two test processes), each process, and the notebook kernels and other
     subprocesses it starts, computes on its share of the cores: ``cpu_count // processes`` torch and BLAS threads
-    (1 on a 2-core machine).  Left at their defaults, two processes each ran two torch threads on two cores: the
-    tiny models' many small ops then wait on each other's threads, and a test took up to 6x its time alone.
+    (1 on a 2-core machine).  At their defaults, two processes would each run two torch threads on two cores: the
+    tiny models' many small ops then wait on each other's threads (notebook 06's self-training grid test: 9 s with
+    one thread per process, 83 s at the defaults).
     The thread count can move float reductions in the last bits only: the pinned smoke values have tolerances,
     and the bit-exact checks compare two computations made under the same settings.  Returns the thread count, or
     None outside xdist (one test process keeps every default)."""
