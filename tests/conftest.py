@@ -16,18 +16,18 @@ REPO = Path(__file__).resolve().parent.parent
 os.environ["HELPERS_DEVICE"] = "cpu"
 
 
-def _share_the_cores_between_test_processes() -> int | None:
+def _share_the_cores_between_test_processes() -> None:
     """Under pytest-xdist (``make test`` runs two test processes), each process, and the notebook kernels and other
     subprocesses it starts, computes on its share of the cores: ``cpu_count // processes`` torch and BLAS threads
     (1 on a 2-core machine).  At their defaults, two processes would each run two torch threads on two cores: the
     tiny models' many small ops then wait on each other's threads (notebook 06's self-training grid test: 9 s with
     one thread per process, 83 s at the defaults).
     The thread count can move float reductions in the last bits only: the pinned smoke values have tolerances,
-    and the bit-exact checks compare two computations made under the same settings.  Returns the thread count, or
-    None outside xdist (one test process keeps every default)."""
+    and the bit-exact checks compare two computations made under the same settings.  Outside xdist (one test
+    process) every default is kept."""
     processes = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
     if processes < 2:
-        return None
+        return
     threads = max(1, (os.cpu_count() or 1) // processes)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, str(threads))  # the kernels and subprocesses this process starts
@@ -36,10 +36,9 @@ def _share_the_cores_between_test_processes() -> int | None:
 
     torch.set_num_threads(threads)
     threadpool_limits(threads)  # numpy's and scipy's BLAS, already loaded in this process
-    return threads
 
 
-TEST_PROCESS_THREADS = _share_the_cores_between_test_processes()
+_share_the_cores_between_test_processes()
 
 
 @pytest.fixture(autouse=True)
@@ -85,4 +84,3 @@ def write_notebook(path, params_src, body_src):
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, str(path))
     return path
-
