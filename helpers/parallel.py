@@ -7,7 +7,8 @@ task pipelines, 03's training jobs, 05's setups, 06's grid tasks).
 Where the work runs
 -------------------
 - ``python -m helpers run`` (default): a :class:`distributed.LocalCluster` sized to the machine, one worker process
-  per core with one thread each (:func:`local_cluster_size`), started and shut down by the runner.
+  per core with one thread each (:func:`local_cluster_size`), started and shut down by the runner, with distributed's
+  own bookkeeping turned down (:data:`QUIET_CLUSTER_CONFIG`).
 - ``--scheduler tcp://HOST:PORT`` (or ``$HELPERS_SCHEDULER``): an existing cluster.  Every worker needs the same
   environment (this package installed) and the same paths: a shared ``HELPERS_DATA`` and ``HELPERS_CACHE``
   (:func:`connect` checks that the workers can import ``helpers``).
@@ -52,19 +53,8 @@ from typing import Any
 from helpers.errors import HelpersError, InputValidationError
 
 __all__ = [
-    "ExecutorError",
-    "UnitError",
-    "Executor",
-    "check_workers",
-    "local_cluster_size",
-    "start",
-    "connect",
-    "map_units",
-    "set_threads",
-    "thread_cap",
-    "cpu_seconds",
-    "note_cpu",
-    "note_units",
+    "QUIET_CLUSTER_CONFIG", "ExecutorError", "UnitError", "Executor", "check_workers", "local_cluster_size",
+    "start", "connect", "map_units", "set_threads", "thread_cap", "cpu_seconds", "note_cpu", "note_units",
 ]
 
 ENV_SCHEDULER = "HELPERS_SCHEDULER"
@@ -175,6 +165,14 @@ class Executor:
         self.close()
 
 
+#: distributed's bookkeeping that the local cluster turns down: it costs CPU beside the units and gives nothing here
+#: (no dashboard is installed): each worker's sampling profiler, every process's event-loop check and system monitor.
+#: No unit's computation changes (``scripts/executor_overhead.py``); a cluster reached by address keeps its settings.
+QUIET_CLUSTER_CONFIG: dict[str, Any] = {"distributed.worker.profile.enabled": False,
+                                        "distributed.admin.tick.interval": "1s",
+                                        "distributed.admin.system-monitor.interval": "5s"}  # fmt: skip
+
+
 def start(workers: int | None = None, scheduler: str | None = None, *, threads: int = 1) -> Executor:
     """An executor for ``workers`` local processes, or the cluster at ``scheduler``.
 
@@ -201,7 +199,7 @@ def start(workers: int | None = None, scheduler: str | None = None, *, threads: 
     # unit at once (its finished siblings are cached; a re-run resumes).  Worker saturation 1.0: the scheduler
     # hands a worker a queued unit only when its thread is free (see _submit)
     settings = {"distributed.scheduler.allowed-failures": 0, "distributed.nanny.pre-spawn-environ": env,
-                "distributed.scheduler.worker-saturation": 1.0}  # fmt: skip
+                "distributed.scheduler.worker-saturation": 1.0, **QUIET_CLUSTER_CONFIG}  # fmt: skip
     with dask.config.set(settings):
         cluster = LocalCluster(
             n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address="127.0.0.1:0",

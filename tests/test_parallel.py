@@ -81,6 +81,32 @@ def on_cluster(cluster, monkeypatch):
     return cluster
 
 
+def _quiet_settings_here(dask_worker=None) -> dict:
+    """What a process of the cluster runs with: distributed's config there and, on a worker, whether its sampling
+    profiler is running and how often its event-loop check ticks."""
+    import dask
+
+    seen = {k: dask.config.get(k) for k in parallel.QUIET_CLUSTER_CONFIG}
+    if dask_worker is not None:
+        seen["profile_callback"] = "profile" in dask_worker.periodic_callbacks
+        seen["tick_ms"] = dask_worker.periodic_callbacks["tick"].callback_time
+    return seen
+
+
+def test_the_local_cluster_runs_without_distributed_sampling_profiler_and_with_slow_health_checks(cluster):
+    """The workers' statistical profiler is off and their event-loop check ticks once a second (distributed's
+    defaults: a stack sample of the running unit every 10 ms, a tick every 20 ms), in the worker processes
+    themselves, not only in this one's config; the scheduler ticks as slowly."""
+    assert parallel.QUIET_CLUSTER_CONFIG["distributed.worker.profile.enabled"] is False
+    for seen in cluster.client.run(_quiet_settings_here).values():
+        assert seen["profile_callback"] is False and seen["tick_ms"] == 1000, seen
+        assert {k: seen[k] for k in parallel.QUIET_CLUSTER_CONFIG} == parallel.QUIET_CLUSTER_CONFIG
+    def scheduler_tick_ms(dask_scheduler) -> float:
+        return dask_scheduler.periodic_callbacks["tick"].callback_time
+
+    assert cluster.client.run_on_scheduler(scheduler_tick_ms) == 1000
+
+
 @pytest.mark.parametrize("bad", [0, -1, "x", "1.5", "", True, None])
 def test_bad_worker_counts_name_the_option(bad):
     with pytest.raises(InputValidationError, match="--workers: expected a whole number >= 1"):
