@@ -141,10 +141,13 @@ def test_every_run_writes_its_own_folder(nb_dir):
     assert set(status) == {"02_fails", "_run"} and status["02_fails"]["status"] == "failed"
     assert status["_run"]["run_id"] == b.name and status["_run"]["label"] == ""
     assert latest_run_dir("smoke") == a  # the failed run is not the profile's latest complete run
-    # where it came from: the code's commit (this checkout's, when it is one) and the cache it started with
-    for key in ("code_commit", "code_dirty", "cache_files_at_start", "cache_bytes_at_start"):
+    # where it came from: the code's commit (this checkout's, when it is one), the cache it started with, the CPU
+    for key in ("code_commit", "code_dirty", "cache_files_at_start", "cache_bytes_at_start", "cpu_kind"):
         assert key in status["_run"], key
     assert isinstance(status["_run"]["cache_files_at_start"], int)
+    from helpers.run.provenance import cpu_kind
+
+    assert status["_run"]["cpu_kind"] == cpu_kind() and "-" in cpu_kind() and " " not in cpu_kind()
     first_status = json.loads((a / "run_status.json").read_text())["01_ok"]
     assert first_status["finished_at"] and first_status["load_avg"] is not None
 

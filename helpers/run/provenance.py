@@ -4,18 +4,23 @@
   whether its tracked files differed from it (``None`` outside a git checkout);
 * ``cache_files_at_start`` / ``cache_bytes_at_start``: what the disk cache (``$HELPERS_CACHE``) held, so that a
   time can say whether it was measured from an empty cache (every model trained, every prediction computed) or
-  with a warm one.
+  with a warm one;
+* ``cpu_kind``: the processor's vendor and the instruction set torch's CPU kernels use (:func:`cpu_kind`).  The
+  same code on the same data trains to the same bits on one kind of CPU; another kind takes other kernel paths
+  (MKL's code for another vendor or vector width), whose rounding training carries into every record, so two
+  runs' numbers are comparable to the bit only on the same kind.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 from pathlib import Path
 
 from helpers.paths import REPO_ROOT, cache_dir
 
-__all__ = ["code_version", "cache_state", "run_provenance"]
+__all__ = ["code_version", "cache_state", "cpu_kind", "run_provenance"]
 
 
 def code_version(root: Path = REPO_ROOT) -> dict:
@@ -45,6 +50,22 @@ def cache_state(folder: Path | None = None) -> dict:
     return {"cache_files_at_start": files, "cache_bytes_at_start": size}
 
 
+def cpu_kind() -> str:
+    """``"<vendor>-<instruction set>"`` of this machine, e.g. ``"AuthenticAMD-AVX2"``: the CPU vendor
+    (``vendor_id`` of ``/proc/cpuinfo``, else :func:`platform.processor`) and the vector instruction set torch's CPU
+    kernels dispatch to (``torch.backends.cpu.get_cpu_capability()``)."""
+    import torch
+
+    vendor = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            vendor = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("vendor_id")), "")
+    except OSError:
+        pass
+    vendor = vendor or platform.processor() or platform.machine() or "unknown"
+    return f"{vendor}-{torch.backends.cpu.get_cpu_capability()}".replace(" ", "_")
+
+
 def run_provenance() -> dict:
-    """The code's version and the cache's state now: what a run records as it starts."""
-    return {**code_version(), **cache_state()}
+    """The code's version, the cache's state and the kind of CPU now: what a run records as it starts."""
+    return {**code_version(), **cache_state(), "cpu_kind": cpu_kind()}

@@ -1,8 +1,15 @@
-"""Write ``smoke_metrics.csv``, the values tests/test_notebooks.py expects from each notebook's smoke run.
+"""Write the values tests/test_notebooks.py expects from each notebook's smoke run.
 
-Usage: ``python tests/expected/make_smoke_expected.py runs/smoke/<run id>`` after a complete smoke run of the
-current code (``python -m helpers run --profile smoke``); review the diff before committing: a moved value is a
-changed computation, which the commit message must explain.
+Usage: ``python tests/expected/make_smoke_expected.py runs/smoke/<run id> [--cpu-kind]`` after a complete smoke
+run of the current code (``python -m helpers run --profile smoke``); review the diff before committing: a moved
+value is a changed computation, which the commit message must explain.
+
+The trained smoke models give the same bits on one kind of CPU only (:func:`helpers.run.provenance.cpu_kind`):
+another vendor or vector width takes other kernel paths, and training carries their rounding far beyond the
+tolerances.  ``smoke_metrics.csv`` holds the values of the machine kind the project was first pinned on;
+``--cpu-kind`` writes ``smoke_metrics.<kind>.csv`` for the run's own kind (read from its ``run_status.json``),
+which the test then reads on machines of that kind.  Pin a new kind only from a run of unchanged code, after the
+existing pins' kind reproduces them.
 """
 
 from __future__ import annotations
@@ -39,8 +46,22 @@ def expected_table(results: Path):
     return pd.DataFrame(rows).sort_values(["notebook", "name", "labels"], kind="stable")
 
 
+def pins_file(kind: str | None = None) -> Path:
+    """The pins of CPU kind ``kind``: ``smoke_metrics.<kind>.csv`` where it exists, else ``smoke_metrics.csv``."""
+    own = Path(__file__).with_name(f"smoke_metrics.{kind}.csv") if kind else None
+    return own if own is not None and own.exists() else Path(__file__).with_name("smoke_metrics.csv")
+
+
 if __name__ == "__main__":
-    table = expected_table(Path(sys.argv[1]) / "results")
+    import json
+
+    run = Path(sys.argv[1])
+    table = expected_table(run / "results")
     out = Path(__file__).with_name("smoke_metrics.csv")
+    if "--cpu-kind" in sys.argv[2:]:
+        kind = json.loads((run / "run_status.json").read_text())["_run"].get("cpu_kind")
+        if not kind:
+            sys.exit(f"{run}: its run_status.json records no cpu_kind (a run of older code); run the smoke profile again")
+        out = out.with_name(f"smoke_metrics.{kind}.csv")
     table.to_csv(out, index=False)
     print(f"{len(table)} expected values of {table['notebook'].nunique()} notebooks -> {out}")
