@@ -33,6 +33,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from helpers import parallel  # noqa: E402
+from helpers.run.results import comparable_records  # noqa: E402
 from helpers.tables import to_markdown  # noqa: E402
 
 STACK_DEPTH = 40  #: Python frames above the unit's arithmetic
@@ -111,21 +112,6 @@ def _with_setting(setting: str, fn, *args):
         parallel.QUIET_CLUSTER_CONFIG.update(saved)
 
 
-def _records(folder: Path) -> dict:
-    """A run's records without its times: (notebook, name, labels) -> value (NaN as the string "nan")."""
-    import json
-
-    out = {}
-    for path in sorted(folder.glob("*.jsonl")):
-        for line in path.read_text().splitlines():
-            r = json.loads(line)
-            if r["unit"] == "s" or any(w in r["name"] for w in ("seconds", "wall", "time")):
-                continue
-            v = r["value"]
-            out[(r["notebook"], r["name"], json.dumps(r["labels"], sort_keys=True))] = "nan" if v != v else v
-    return out
-
-
 def smoke_run(setting: str, base: Path) -> tuple[dict, dict]:
     """Every notebook's smoke profile on the two-worker cluster under ``setting``, from an empty cache in ``base``."""
     import json
@@ -146,7 +132,8 @@ def smoke_run(setting: str, base: Path) -> tuple[dict, dict]:
     ok = all(r.status == "ok" for r in runs)
     row = {"setting": setting, "workload": "smoke run", "load_1min": round(load, 2), "wall_s": status["wall_s"],
            "cluster_cpu_s": status["cpu_s"], "load_mean": status["load_avg_mean"], "ok": ok}  # fmt: skip
-    return row, _records(base / "out" / "results")
+    records = comparable_records(base / "out" / "results")
+    return row, {k: "nan" if v != v else v for k, v in records.items()}  # NaN equal to NaN when comparing runs
 
 
 def medians(df: pd.DataFrame) -> pd.DataFrame:

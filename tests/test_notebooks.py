@@ -123,19 +123,6 @@ def test_every_assignment_of_a_parameters_cell_is_a_declared_parameter():
         assert assigned == set(runner.declared_parameters(path)), (path.name, assigned ^ set(runner.declared_parameters(path)))
 
 
-def _comparable_records(folder) -> dict[tuple, float]:
-    """Every record of a run's results folder but times (unit "s", names with "seconds"/"wall"): (notebook, name,
-    labels) -> value."""
-    out = {}
-    for path in sorted(folder.glob("*.jsonl")):
-        for line in path.read_text().splitlines():
-            r = json.loads(line)
-            if r["unit"] == "s" or any(w in r["name"] for w in ("seconds", "wall", "time")):
-                continue
-            out[(r["notebook"], r["name"], json.dumps(r["labels"], sort_keys=True))] = r["value"]
-    return out
-
-
 @pytest.mark.slow
 def test_smoke_on_a_two_worker_cluster_records_what_one_process_records(smoke_run, tmp_path, monkeypatch):
     """Six notebooks side by side on a local cluster (01's tasks, 02's models, 03's training jobs, 04's suites,
@@ -144,6 +131,7 @@ def test_smoke_on_a_two_worker_cluster_records_what_one_process_records(smoke_ru
     thread in both (the notebooks' default thread parameters are 1, as the executor's), and each unit seeds itself.
     The claims' estimates, intervals and verdicts agree too."""
     from helpers.claims import collect_claims
+    from helpers.run.results import comparable_records
 
     if smoke_run is None:
         pytest.skip("real data not found: set HELPERS_DATA to the data directory (see data/README.md)")
@@ -157,8 +145,8 @@ def test_smoke_on_a_two_worker_cluster_records_what_one_process_records(smoke_ru
     assert [r.status for r in runs] == ["ok"] * len(chosen), [(r.notebook, r.failed_cell, r.error) for r in runs]
     status = json.loads((out / "run_status.json").read_text())["_run"]
     assert status["workers"] == 2 and status["status"] == "ok"
-    cluster = _comparable_records(out / "results")
-    alone = {k: v for k, v in _comparable_records(serial / "results").items() if k[0] in chosen}
+    cluster = comparable_records(out / "results")
+    alone = {k: v for k, v in comparable_records(serial / "results").items() if k[0] in chosen}
     assert cluster.keys() == alone.keys() and len(alone) > 20
 
     def same(a, b) -> bool:

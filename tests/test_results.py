@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from helpers.errors import InputValidationError
-from helpers.run.results import collect, record, write_summary
+from helpers.run.results import collect, comparable_records, record, write_summary
 
 
 def test_record_appends_lines_and_collect_keeps_last(tmp_path, monkeypatch):
@@ -20,6 +20,18 @@ def test_record_appends_lines_and_collect_keeps_last(tmp_path, monkeypatch):
     assert len(df) == 2
     assert df.set_index("labels").loc["dataset=a", "value"] == 0.75
     assert df.set_index("labels").loc["dataset=b", "paper"] == 0.3
+
+
+def test_comparable_records_leave_out_times_and_key_by_notebook_name_and_labels(tmp_path, monkeypatch):
+    monkeypatch.setenv("HELPERS_RESULTS", str(tmp_path))
+    record("mae", 0.125, notebook="nb", method="atc", set="b")
+    record("mae", float("nan"), notebook="nb", method="doc")
+    record("train_seconds", 3.5, notebook="nb", unit="s")
+    record("fit_time", 2.0, notebook="nb")
+    record("wall_clock", 9.0, notebook="other", unit="min")
+    got = comparable_records(tmp_path)
+    assert list(got) == [("nb", "mae", '{"method": "atc", "set": "b"}'), ("nb", "mae", '{"method": "doc"}')]
+    assert got[("nb", "mae", '{"method": "atc", "set": "b"}')] == 0.125 and np.isnan(got[("nb", "mae", '{"method": "doc"}')])
 
 
 def test_notebook_name_from_environment(tmp_path, monkeypatch):

@@ -27,7 +27,7 @@ from helpers.errors import InputValidationError
 from helpers.paths import figures_dir, runs_dir
 from helpers.tables import to_markdown
 
-__all__ = ["record", "results_dir", "collect", "summary_table", "write_summary"]
+__all__ = ["record", "results_dir", "collect", "comparable_records", "summary_table", "write_summary"]
 
 _KEY_COLUMNS = ["notebook", "name", "labels"]
 
@@ -135,6 +135,20 @@ def collect(directory: str | Path | None = None) -> pd.DataFrame:
     df["labels"] = df["labels"].map(lambda d: ", ".join(f"{k}={v}" for k, v in d.items()) if d else "")
     df = df.sort_values("time").drop_duplicates(_KEY_COLUMNS, keep="last")
     return df[columns].sort_values(["notebook", "name", "labels"]).reset_index(drop=True)
+
+
+def comparable_records(directory: str | Path) -> dict[tuple[str, str, str], Any]:
+    """Every record of a results folder but its times (unit ``"s"``, or a name with "seconds", "wall" or "time"):
+    ``(notebook, name, labels as sorted JSON) -> value``, as written (NaN stays NaN), for comparing two runs of the
+    same work to the bit; times are the machine's, not the code's."""
+    out = {}
+    for path in sorted(Path(directory).glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            if r["unit"] == "s" or any(w in r["name"] for w in ("seconds", "wall", "time")):
+                continue
+            out[(r["notebook"], r["name"], json.dumps(r["labels"], sort_keys=True))] = r["value"]
+    return out
 
 
 def _verdict(v: Any) -> str:
