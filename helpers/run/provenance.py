@@ -6,8 +6,8 @@
   time can say whether it was measured from an empty cache (every model trained, every prediction computed) or
   with a warm one;
 * ``cpu_kind``: the processor's vendor and the instruction set torch's CPU kernels use (:func:`cpu_kind`).  The
-  same code on the same data trains to the same bits on one kind of CPU; another kind takes other kernel paths
-  (MKL's code for another vendor or vector width), whose rounding training carries into every record, so two
+  same code on the same data trains to the same bits on one kind of CPU; another kind can take other kernel paths
+  (a BLAS's code for another vendor or vector width), whose rounding training carries into every record, so two
   runs' numbers are comparable to the bit only on the same kind.
 """
 

@@ -5,7 +5,7 @@ run of the current code (``python -m helpers run --profile smoke``); review the 
 value is a changed computation, which the commit message must explain.
 
 The trained smoke models give the same bits on one kind of CPU only (:func:`helpers.run.provenance.cpu_kind`):
-another vendor or vector width takes other kernel paths, and training carries their rounding far beyond the
+another vendor or vector width can take other kernel paths, and training carries their rounding far beyond the
 tolerances.  ``smoke_metrics.csv`` holds the values of the machine kind the project was first pinned on;
 ``--cpu-kind`` writes ``smoke_metrics.<kind>.csv`` for the run's own kind (read from its ``run_status.json``),
 which the test then reads on machines of that kind.  Pin a new kind only from a run of unchanged code, after the
@@ -61,7 +61,7 @@ if __name__ == "__main__":
     if "--cpu-kind" in sys.argv[2:]:
         kind = json.loads((run / "run_status.json").read_text())["_run"].get("cpu_kind")
         if not kind:
-            sys.exit(f"{run}: its run_status.json records no cpu_kind (a run of older code); run the smoke profile again")
+            sys.exit(f"{run}: its run_status.json records no cpu_kind (a run of older code); run the smoke again")
         out = out.with_name(f"smoke_metrics.{kind}.csv")
     table.to_csv(out, index=False)
     print(f"{len(table)} expected values of {table['notebook'].nunique()} notebooks -> {out}")
