@@ -5,9 +5,18 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= default
-# torch is installed first and pinned, so nothing pulls a multi-GB CUDA build by accident on a CPU machine.
-# On another platform set e.g. TORCH_SPEC="torch>=2.2,<=2.13.0".
+# The environment is a lock: requirements/<system>-<machine>.txt (uname -s, uname -m, lower case; made by `make
+# lock` with uv from pyproject.toml) names the exact version of every package, direct and transitive.  torch is
+# installed first from TORCH_SPEC, so that a CPU machine never pulls a multi-GB CUDA build by accident; the Linux
+# lock holds PyTorch's CPU build (2.13.0+cpu), found where pip is configured to look for it, or with
+# TORCH_SPEC="torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu".  `make install-latest` installs
+# the newest versions pyproject admits instead, into .venv-latest (for checking drift; never the published runs).
 TORCH_SPEC ?= torch==2.13.0
+SYSTEM := $(shell uname -s | tr A-Z a-z)-$(shell uname -m)
+LOCK ?= requirements/$(SYSTEM).txt
+# `make lock` resolves both supported platforms with this uv; TORCH_CPU_SOURCE says where the CPU build of torch is
+UV_VERSION ?= 0.13.9
+TORCH_CPU_SOURCE ?= --extra-index-url https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match
 PYTEST_ARGS ?=
 # test processes (pytest-xdist), each test file in one of them: tests/test_notebooks.py's session smoke run of every
 # notebook (one core) and the tests that read it beside the other files; TEST_JOBS= runs everything in one process
@@ -16,16 +25,37 @@ TEST_JOBS ?= -n 2 --dist loadfile
 LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 
-.PHONY: run test install lint lab clean-runs timings gpu-check browser-check
+.PHONY: run test install install-latest lock lint lab clean-runs timings gpu-check browser-check
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml $(wildcard $(LOCK))
+	@test -f $(LOCK) || { echo "no lock for $(SYSTEM) in requirements/: make install-latest, or LOCK=FILE"; exit 2; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check "$(TORCH_SPEC)"
-	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+	$(PY) -m pip install --quiet --disable-pip-version-check $(TORCH_SPEC)
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -r $(LOCK)
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(PY) -m pip check
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (helpers)" > /dev/null
 	@touch $@
+
+# the newest versions pyproject admits (known-bad ones excluded there), beside the locked .venv
+install-latest:
+	@test -x .venv-latest/bin/python || $(PYTHON) -m venv .venv-latest
+	.venv-latest/bin/python -m pip install --quiet --disable-pip-version-check $(TORCH_SPEC)
+	.venv-latest/bin/python -m pip install --quiet --disable-pip-version-check --upgrade --upgrade-strategy eager -e ".[dev]"
+	@echo "test it with: make test VENV=.venv-latest   (the venv's .installed marker is not written)"
+
+# re-resolve the locks from pyproject.toml (review the diff; a moved version can move trained numbers)
+lock:
+	@test -x .venv-lock/bin/uv || { $(PYTHON) -m venv .venv-lock && .venv-lock/bin/pip install --quiet "uv==$(UV_VERSION)"; }
+	echo "torch==2.13.0+cpu" > requirements/.torch-cpu.txt
+	.venv-lock/bin/uv pip compile pyproject.toml --extra dev --python-version 3.11 --quiet \
+		--python-platform x86_64-unknown-linux-gnu -c requirements/.torch-cpu.txt $(TORCH_CPU_SOURCE) \
+		--custom-compile-command "make lock" -o requirements/linux-x86_64.txt
+	.venv-lock/bin/uv pip compile pyproject.toml --extra dev --python-version 3.11 --quiet \
+		--python-platform aarch64-apple-darwin --custom-compile-command "make lock" -o requirements/darwin-arm64.txt
+	rm requirements/.torch-cpu.txt
 
 run: install
 	$(PY) -m helpers run --profile $(PROFILE)

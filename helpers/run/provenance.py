@@ -8,19 +8,24 @@
 * ``cpu_kind``: the processor's vendor and the instruction set torch's CPU kernels use (:func:`cpu_kind`).  The
   same code on the same data trains to the same bits on one kind of CPU; another kind can take other kernel paths
   (a BLAS's code for another vendor or vector width), whose rounding training carries into every record, so two
-  runs' numbers are comparable to the bit only on the same kind.
+  runs' numbers are comparable to the bit only on the same kind;
+* ``packages``: the exact version of every package installed in the environment (:func:`installed_versions`), the
+  environment ``make install`` laid from the lock ``requirements/<system>-<machine>.txt`` (:func:`lock_versions`)
+  when the run used it.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import re
 import subprocess
 from pathlib import Path
 
 from helpers.paths import REPO_ROOT, cache_dir
 
-__all__ = ["code_version", "cache_state", "cpu_kind", "run_provenance"]
+__all__ = ["code_version", "cache_state", "cpu_kind", "installed_versions", "lock_file", "lock_versions",
+           "run_provenance"]
 
 
 def code_version(root: Path = REPO_ROOT) -> dict:
@@ -66,6 +71,40 @@ def cpu_kind() -> str:
     return f"{vendor}-{torch.backends.cpu.get_cpu_capability()}".replace(" ", "_")
 
 
+def canonical_name(name: str) -> str:
+    """A distribution's name as PEP 503 compares them: lower case, runs of ``-``, ``_`` and ``.`` as one ``-``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def installed_versions() -> dict[str, str]:
+    """``{canonical name: version}`` of every distribution installed beside ``helpers`` (``helpers`` itself
+    excluded: its version is the commit), sorted by name."""
+    from importlib import metadata
+
+    found = {canonical_name(d.metadata["Name"]): d.version for d in metadata.distributions() if d.metadata["Name"]}
+    found.pop("helpers", None)
+    return dict(sorted(found.items()))
+
+
+def lock_file(root: Path = REPO_ROOT) -> Path:
+    """This platform's lock, ``requirements/<system>-<machine>.txt`` (``uname -s``, ``uname -m``, lower case), as
+    the Makefile names it: ``linux-x86_64.txt``, ``darwin-arm64.txt``."""
+    return root / "requirements" / f"{platform.system().lower()}-{platform.machine()}.txt"
+
+
+def lock_versions(path: Path) -> dict[str, str]:
+    """``{canonical name: version}`` of the ``name==version`` lines of a lock written by ``uv pip compile``
+    (comments, ``# via`` lines and options skipped)."""
+    pins = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if "==" in line and not line.startswith("-"):
+            name, version = line.split("==", 1)
+            pins[canonical_name(name.split("[", 1)[0].strip())] = version.split(";", 1)[0].strip()
+    return pins
+
+
 def run_provenance() -> dict:
-    """The code's version, the cache's state and the kind of CPU now: what a run records as it starts."""
-    return {**code_version(), **cache_state(), "cpu_kind": cpu_kind()}
+    """The code's version, the cache's state, the kind of CPU and the installed packages now: what a run records
+    as it starts."""
+    return {**code_version(), **cache_state(), "cpu_kind": cpu_kind(), "packages": installed_versions()}
