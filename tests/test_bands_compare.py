@@ -72,6 +72,7 @@ def test_values_outside_names_moved_missing_and_flipped_records(tmp_path):
 def test_only_best_records_have_free_labels():
     assert match_labels("best_mae_pp", "method=mde, set=x") == ("set=x", "method")
     assert match_labels("mae_pp", "method=mde, set=x") == ("method=mde, set=x", "")
+    assert match_labels("mae_unseen_pp", "best=MDE, measure=MDE") == ("measure=MDE", "best")
 
 
 def _claim(cid: str, estimate: float, verdict: str) -> dict:

@@ -84,7 +84,7 @@ def test_notebook_smoke(name, smoke_run):
     assert results.exists() and results.read_text().strip(), f"{name} recorded no headline metric"
     assert all(json.loads(line)["profile"] == "smoke" for line in results.read_text().splitlines())
     moved = smoke_values_moved(name, folder / "results")
-    assert not moved, (f"{name}: smoke values outside their tolerance ({expected_file().relative_to(EXPECTED.parents[2])}, "
+    assert not moved, (f"{name}: smoke values outside their bands (tests/expected/smoke_metrics.csv, "
                        f"CPU kind {_cpu_kind()}):\n" + "\n".join(moved))  # fmt: skip
     if name not in ("00_example", "07_monitoring"):  # every paper notebook decides its registered claims
         claims = folder / "results" / "claims" / f"{name}.jsonl"
@@ -161,42 +161,26 @@ def test_smoke_on_a_two_worker_cluster_records_what_one_process_records(smoke_ru
     pd.testing.assert_frame_equal(claims_cluster, claims_alone)
 
 
-def expected_file() -> Path:
-    """This machine's pinned smoke values: ``smoke_metrics.<cpu kind>.csv`` where that kind has its own pins, else
-    ``smoke_metrics.csv`` (see ``tests/expected/make_smoke_expected.py``)."""
-    from helpers.run.provenance import cpu_kind
+def _make_expected():
+    """tests/expected/make_smoke_expected.py as a module (it lives beside the pins it writes)."""
+    import importlib.util
 
-    own = EXPECTED.with_name(f"smoke_metrics.{cpu_kind()}.csv")
-    return own if own.exists() else EXPECTED
+    spec = importlib.util.spec_from_file_location("make_smoke_expected", EXPECTED.with_name("make_smoke_expected.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _expected() -> pd.DataFrame:
-    expected = pd.read_csv(expected_file(), keep_default_na=False, na_values=[""])
-    expected["labels"] = expected["labels"].fillna("")  # no labels: an empty string, as collect() gives
-    return expected
+    return _make_expected().read_commented_csv(EXPECTED)
 
 
 def smoke_values_moved(name: str, results: Path) -> list[str]:
-    """The expected smoke values of notebook ``name`` (``tests/expected/smoke_metrics.csv``, each with its tolerance
-    and the tolerance's reason) that the run's records miss or move beyond ``abs_tol + rel_tol * |expected|``."""
-    from helpers.run.results import collect
+    """The expected smoke values of notebook ``name`` (``tests/expected/smoke_metrics.csv``: bands measured over
+    seeds and CPU-kernel variants) that the run's records miss or leave."""
+    from helpers.run.bands import values_outside
 
-    expected = _expected()
-    expected = expected[expected["notebook"] == name]
-    got = collect(results)
-    got = {(r.name, r.labels): r.value for r in got[got["notebook"] == name].itertuples()}
-    moved = []
-    for e in expected.itertuples():
-        value = got.get((e.name, e.labels))
-        if value is None:
-            moved.append(f"{e.name} [{e.labels}]: not recorded (expected {e.value:.6g})")
-            continue
-        value = float(value)
-        both_nan = pd.isna(e.value) and pd.isna(value)
-        if not both_nan and not abs(value - e.value) <= e.abs_tol + e.rel_tol * abs(e.value):
-            moved.append(f"{e.name} [{e.labels}]: {value:.6g}, expected {e.value:.6g} ± "
-                         f"{e.abs_tol + e.rel_tol * abs(e.value):.3g} ({e.reason})")  # fmt: skip
-    return moved
+    return values_outside(_expected(), results, name)
 
 
 def _cpu_kind() -> str:
@@ -205,29 +189,73 @@ def _cpu_kind() -> str:
     return cpu_kind()
 
 
-@pytest.mark.parametrize("pins", sorted(EXPECTED.parent.glob("smoke_metrics*.csv")), ids=lambda p: p.name)
-def test_every_notebook_has_pinned_smoke_values(pins):
+def test_every_notebook_has_pinned_smoke_values():
     """A notebook whose smoke run checks nothing would pass its smoke test by running at all: every notebook has
-    expected values in every CPU kind's pins (``tests/expected/make_smoke_expected.py`` writes them), as many as
-    in the first kind's (the trained numbers differ between kinds, and so may the method a 'best' label names)."""
-    table = pd.read_csv(pins, keep_default_na=False, na_values=[""])
+    expected values, and one pins file serves every kind of CPU (no file per kind, no fallback)."""
+    table = _expected()
     unpinned = sorted(p.stem for p in list_notebooks() if p.stem not in set(table["notebook"]))
-    assert not unpinned, f"{pins.name}: notebooks without pinned smoke values: {unpinned}"
-    reference = pd.read_csv(EXPECTED, keep_default_na=False, na_values=[""])
-    assert len(table) > 200 and len(table) == len(reference), (pins.name, len(table), len(reference))
+    assert not unpinned, f"notebooks without pinned smoke values: {unpinned}"
+    assert len(table) > 200
+    assert sorted(EXPECTED.parent.glob("smoke_metrics*.csv")) == [EXPECTED]
+
+
+def test_the_pins_are_the_bands_of_the_committed_spread():
+    """smoke_metrics.csv is exactly what make_smoke_expected.py makes of smoke_spread.csv (no hand-edited band),
+    and the spread holds runs over at least three seeds and two CPU-kernel settings."""
+    tool = _make_expected()
+    spread = tool.read_commented_csv(tool.SPREAD)
+    runs = tool.spread_runs(spread)
+    header = [line for line in tool.SPREAD.read_text().splitlines() if line.startswith("# ") and ": seed" in line]
+    assert len({line.split("seed ", 1)[1].split(",")[0] for line in header}) >= 3
+    assert len({line.split("kernels ", 1)[1].split(", commit")[0] for line in header}) >= 2
+    assert len(runs) == len(header) >= 6
+    made = tool.pins_from_spread(spread)
+    pd.testing.assert_frame_equal(made.reset_index(drop=True), _expected(), check_dtype=False, rtol=1e-12)
 
 
 def test_the_smoke_value_check_catches_a_moved_value(tmp_path, monkeypatch):
-    """A record moved beyond its tolerance, and one that disappears, are reported; one within it is not."""
+    """A record inside its band passes; one beyond it, and one that disappears, are reported."""
     from helpers.run.results import record
 
     expected = _expected()
-    rows = expected[(expected["notebook"] == "00_example") & (expected["unit"] == "fraction")].head(2)
+    rows = expected[(expected["notebook"] == "00_example") & expected["required"]].head(2)
     assert len(rows) == 2, "the expected values must cover the example notebook"
     (first, second) = list(rows.itertuples())
     monkeypatch.setenv("HELPERS_RESULTS", str(tmp_path))
     labels = dict(kv.split("=", 1) for kv in first.labels.split(", ")) if first.labels else {}
-    record(first.name, first.value + 0.01, unit="fraction", notebook="00_example", **labels)
-    assert smoke_values_moved("00_example", tmp_path)[0].startswith(f"{second.name}")  # the second is missing
-    record(first.name, first.value + 0.05, unit="fraction", notebook="00_example", **labels)
-    assert any(m.startswith(f"{first.name} [") and "expected" in m for m in smoke_values_moved("00_example", tmp_path))
+    record(first.name, first.value + 0.9 * first.abs_tol, unit=first.unit, notebook="00_example", **labels)
+    moved = smoke_values_moved("00_example", tmp_path)
+    assert moved[0].startswith(f"{second.name}") and "not recorded" in moved[0]  # the second is missing
+    assert not any(m.startswith(f"{first.name} [{first.labels}]") for m in moved)
+    record(first.name, first.value + 1.1 * first.abs_tol, unit=first.unit, notebook="00_example", **labels)
+    assert any(m.startswith(f"{first.name} [{first.labels}]") for m in smoke_values_moved("00_example", tmp_path))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plant", ["estimator_fed_shuffled_labels", "metric_sign_flipped", "record_dropped",
+                                   "window_off_by_one"])
+def test_a_planted_defect_fails_the_smoke_comparison(plant, smoke_run, tmp_path, monkeypatch):
+    """The notebook re-run on a copy of the session's warm cache with one defect planted (as ``sitecustomize`` on
+    the kernel's path, so the library stays untouched) gives records outside their bands: the bands, measured
+    from seeds and CPU kernels, are still narrow enough to catch it."""
+    from planted_defects import PLANTS, run_planted
+
+    if smoke_run is None:
+        pytest.skip("real data not found: set HELPERS_DATA to the data directory (see data/README.md)")
+    base = smoke_run[1].parent
+    run, results = run_planted(plant, cache=base / "cache", data=base / "data", work=tmp_path)
+    assert run.status == "ok", (run.failed_cell, run.error)
+    notebook, defect, _ = PLANTS[plant]
+    moved = smoke_values_moved(notebook, results)
+    assert moved, f"planted '{plant}' ({defect}) left every smoke value of {notebook} in its band"
+
+
+def test_every_planted_defect_is_caught_by_the_smoke_check_or_a_named_unit_test(tmp_path):
+    """The plants the smoke bands cannot see (``SMOKE_MISSES``) make their hand-computed unit test fail; every
+    other plant is one of the smoke comparison's parameters above."""
+    from planted_defects import PLANTS, SMOKE_MISSES, unit_tests_fail
+
+    smoke_checked = {"estimator_fed_shuffled_labels", "metric_sign_flipped", "record_dropped", "window_off_by_one"}
+    assert smoke_checked | set(SMOKE_MISSES) == set(PLANTS) and not smoke_checked & set(SMOKE_MISSES)
+    for plant, test_file in SMOKE_MISSES.items():
+        assert unit_tests_fail(plant, test_file, tmp_path / plant), f"{test_file} passes with '{plant}' planted"

@@ -14,8 +14,8 @@ over seeds and over CPU-kernel variants (``ATEN_CPU_CAPABILITY`` = native / ``av
   counts 10 % of ``|m|``; a yes/no that differs between runs takes either value;
 * :func:`values_outside` lists a run's records that leave their band or are missing.
 
-Records whose labels name a winner (``method=`` of a ``best_*`` record) are matched without those labels: which
-method is best is itself a draw; its value is still checked.
+Records whose labels name a winner (``best=`` of any record, ``method=`` / ``baseline=`` of a ``best_*`` record)
+are matched without those labels: which method is best is itself a draw; its value is still checked.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["BAND_C", "FLOORS", "band_table", "spread_table", "values_outside"]
+__all__ = ["BAND_C", "FLOORS", "band_table", "read_pins", "spread_table", "values_outside"]
 
 #: how many half-ranges of the measured spread a band spans
 BAND_C = 3.0
@@ -47,11 +47,12 @@ def _render(labels: dict[str, str]) -> str:
 
 
 def match_labels(name: str, labels: str) -> tuple[str, str]:
-    """``(labels to match on, free labels)``: a ``best_*`` record's winner labels are free."""
-    if not name.startswith("best_"):
-        return labels, ""
+    """``(labels to match on, free labels)``: the labels that name a winner are free, a ``best=`` label of any
+    record and the ``method=`` / ``baseline=`` labels of a ``best_*`` record."""
     parsed = _parse(labels)
-    free = {k: v for k, v in parsed.items() if k in WINNER_LABELS}
+    free = {k: v for k, v in parsed.items() if k == "best" or (name.startswith("best_") and k in WINNER_LABELS)}
+    if not free:
+        return labels, ""
     return _render({k: v for k, v in parsed.items() if k not in free}), ",".join(free)
 
 
@@ -71,7 +72,8 @@ def _records(results: Path) -> pd.DataFrame:
 
 def spread_table(runs: dict[str, Path]) -> pd.DataFrame:
     """One row per record, one value column per run (``runs``: label -> the run's results folder); a record
-    missing from a run is NaN in its column and counted in ``missing_in``."""
+    missing from a run is NaN in its column, and counted in ``missing_in`` where the run has other records of its
+    notebook (a run whose notebook failed says nothing about the record)."""
     frames = []
     for label, folder in runs.items():
         f = _records(Path(folder)).rename(columns={"value": label})
@@ -80,7 +82,10 @@ def spread_table(runs: dict[str, Path]) -> pd.DataFrame:
     meta = pd.concat([f[["unit", "free_labels"]] for f in frames]).groupby(level=[0, 1, 2]).first()
     wide = meta.join(wide).reset_index()
     keys = [set(f.index) for f in frames]
-    wide["missing_in"] = [sum(k not in have for have in keys) for k in zip(*(wide[c] for c in _KEY))]
+    notebooks = [{k[0] for k in have} for have in keys]  # a run whose notebook failed says nothing of its records
+    wide["missing_in"] = [sum(k not in have and k[0] in nbs for have, nbs in zip(keys, notebooks))
+                          for k in zip(*(wide[c] for c in _KEY))]  # fmt: skip
+    wide["absent_in"] = [sum(nb not in nbs for nbs in notebooks) for nb in wide["notebook"]]
     return wide.sort_values(_KEY, kind="stable").reset_index(drop=True)
 
 
@@ -92,7 +97,7 @@ def band_table(spread: pd.DataFrame, runs: list[str], *, c: float = BAND_C) -> p
     for r in spread.to_dict("records"):
         values = np.array([r[k] for k in runs], dtype=float)
         finite = values[np.isfinite(values)]
-        allow_nan = bool(np.isnan(values).any() and r["missing_in"] < np.isnan(values).sum())
+        allow_nan = bool(np.isnan(values).sum() > r["missing_in"] + r["absent_in"])
         if not finite.size:
             centre, spread_, tol, kind = float("nan"), 0.0, 0.0, "nan"
         else:
@@ -110,6 +115,17 @@ def band_table(spread: pd.DataFrame, runs: list[str], *, c: float = BAND_C) -> p
                      "value": centre, "abs_tol": tol, "spread": spread_, "kind": kind, "allow_nan": allow_nan,
                      "required": r["missing_in"] == 0})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def read_pins(path: Path) -> pd.DataFrame:
+    """A bands or spread CSV whose first lines are ``#`` comments (its method), empty labels as empty strings."""
+    path = Path(path)
+    skip = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("#"))
+    frame = pd.read_csv(path, skiprows=skip, keep_default_na=False, na_values=[""])
+    for column in ("labels", "free_labels"):
+        if column in frame:
+            frame[column] = frame[column].fillna("")
+    return frame
 
 
 def values_outside(pins: pd.DataFrame, results: Path, notebook: str | None = None) -> list[str]:
