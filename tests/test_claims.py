@@ -284,3 +284,18 @@ def test_report_bullets_show_a_zero_width_interval_as_a_point_and_say_when_power
     row |= {"low": -3.1, "high": -2.5, "size": 0.02, "power": 0.4}
     text = claim_bullets(pd.DataFrame([row]))
     assert "-2.88 [-3.1, -2.5]" in text and "size is 0.02 and its power at the paper's effect 0.4" in text
+
+
+def test_p1_tightness_without_any_oracle_bound_is_undefined_not_an_error():
+    """A smoke run where no set has an oracle bound (seed 1 of the smoke profile) has no 'Oracle *' column after
+    the pivot: the claim's share is over no set (NaN), not a TypeError."""
+    import math
+
+    import pandas as pd
+
+    from helpers.experiments.p1_bounds.claims import _good, _tighter_than_oracle
+
+    summary = _good()
+    estimates = pd.DataFrame({"set": summary["set"], "method": "Mean bounds", "accuracy": 0.5})
+    decision = _tighter_than_oracle(summary, estimates)
+    assert math.isnan(decision.estimate) and decision.setups == 0

@@ -56,8 +56,10 @@ def _beats_baselines(summary: pd.DataFrame) -> Decision:
 def _tighter_than_oracle(summary: pd.DataFrame, estimates: pd.DataFrame) -> Decision:
     s = _labelled(summary)
     s = s[s["shift"] == "OOD"]
-    oracle = estimates.pivot_table(index="set", columns="method", values="accuracy")
-    width = (oracle.get("Oracle Upper") - oracle.get("Oracle Lower")).rename("oracle_width")
+    # a set with no oracle bound (every discriminator vote undefined) leaves pivot_table without the column
+    oracle = estimates.pivot_table(index="set", columns="method", values="accuracy").reindex(
+        columns=["Oracle Upper", "Oracle Lower"])  # fmt: skip
+    width = (oracle["Oracle Upper"] - oracle["Oracle Lower"]).rename("oracle_width")
     s = s.join(width, on="set")
     flags = (s["width"] < s["oracle_width"]).where(s["oracle_width"].notna())
     return share_decision(flags, detail=s[["set", "width", "oracle_width"]])
