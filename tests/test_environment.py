@@ -124,3 +124,22 @@ def test_the_environment_is_the_lock():
     differ = {n: (v, have.get(n)) for n, v in pins.items() if have.get(n) != v}
     extra = sorted(set(have) - set(pins) - {"pip"})
     assert not differ and not extra, f"locked vs installed: {differ}; not in the lock: {extra}"
+
+
+def test_a_run_records_and_the_reference_names_the_exact_versions(tmp_path):
+    """run_provenance() records every installed package's version; publishing writes the published run's into
+    reference_environment.json, and says so where a run predates the record."""
+    import json
+
+    from helpers.publish.publishing import write_reference_environment
+    from helpers.run.provenance import run_provenance
+
+    meta = run_provenance()
+    assert meta["packages"]["torch"].startswith("2.") and "pandas" in meta["packages"]
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run_status.json").write_text(json.dumps({"_run": {"run_id": "x", **meta}}))
+    env = write_reference_environment(tmp_path / "run", tmp_path)
+    assert json.loads((tmp_path / "reference_environment.json").read_text())["packages"] == meta["packages"]
+    assert env["cpu_kind"] == meta["cpu_kind"]
+    (tmp_path / "run" / "run_status.json").write_text(json.dumps({"_run": {"run_id": "old"}}))
+    assert write_reference_environment(tmp_path / "run", tmp_path)["packages"].startswith("not recorded")

@@ -132,6 +132,8 @@ def publish(
     if only is None:  # this machine's last smoke run and make test, beside the run's times
         from helpers.publish.times import reference_times
 
+        write_reference_environment(run, dest)
+
         (dest / "reference_times.json").write_text(json.dumps(reference_times(), indent=1), encoding="utf-8")
     for nb in chosen:
         for f in sorted(src_figs.glob(f"{nb}_*")):
@@ -141,6 +143,19 @@ def publish(
         _publish_docs(Path(docs), run, chosen, frame_pub, times_pub, claims_pub)
         refresh_prose(Path(docs).parent, frame_pub, times_pub, dest)
     return chosen
+
+
+def write_reference_environment(run: Path, dest: Path) -> dict:
+    """``reference_environment.json`` in ``dest``: what the published run ran with, from its ``run_status.json``
+    (its code's commit, CPU kind, CPU-kernel settings and the exact version of every installed package); a run of
+    code older than the version record says so instead of guessing."""
+    meta = json.loads((Path(run) / "run_status.json").read_text(encoding="utf-8")).get("_run", {})
+    keys = ("run_id", "code_commit", "code_dirty", "cpu_kind", "kernel_env", "packages")
+    env = {k: meta.get(k) for k in keys}
+    if not env["packages"]:
+        env["packages"] = "not recorded: the run predates the version record (helpers.run.provenance)"
+    (Path(dest) / "reference_environment.json").write_text(json.dumps(env, indent=1), encoding="utf-8")
+    return env
 
 
 def refresh_prose(root: Path, frame: pd.DataFrame, times: pd.DataFrame, figures: Path) -> list[Path]:
