@@ -8,9 +8,11 @@ over seeds and over CPU-kernel variants (``ATEN_CPU_CAPABILITY`` = native / ``av
 
 * :func:`spread_table` reads the runs' records into one table, a column per run;
 * :func:`band_table` turns it into bands: centre ``m = (max + min) / 2``, half-width
-  ``max(floor(unit), c * (max - min) / 2)``.  A value identical in every run (seeds included) is one that no
-  training touches (set counts, sizes, formulas on fixed inputs): its band is tight,
-  ``1e-9 + 1e-6 * |m|``.  Floors by unit: fractions 0.02, percent and points 2.0, other scores, ranks and
+  ``max(floor(unit), c * (max - min) / 2)``.  A value identical in every run (seeds included, and never NaN in
+  one of them) is *stable*: its band is tight, ``1e-9 + 1e-6 * |m|``.  Most such values no training touches (set
+  counts, sizes, formulas on fixed inputs, estimators on a pretrained model's outputs); some are trained values
+  that move in coarse steps (a percentage of a few model pairs, a saturated accuracy) and did not move over these
+  runs: another seed can still move them, and the check then names them.  Floors by unit: fractions 0.02, percent and points 2.0, other scores, ranks and
   counts 10 % of ``|m|``; a yes/no that differs between runs takes either value;
 * :func:`values_outside` lists a run's records that leave their band or are missing.
 
@@ -91,7 +93,7 @@ def spread_table(runs: dict[str, Path]) -> pd.DataFrame:
 
 def band_table(spread: pd.DataFrame, runs: list[str], *, c: float = BAND_C) -> pd.DataFrame:
     """The bands of :func:`spread_table`'s rows (see the module docstring): ``value`` (centre), ``abs_tol``
-    (half-width), ``spread`` (max - min over the runs), ``kind`` (``fixed`` / ``trained`` / ``nan``),
+    (half-width), ``spread`` (max - min over the runs), ``kind`` (``stable`` / ``trained`` / ``nan``),
     ``allow_nan`` (a run gave NaN) and ``required`` (every run recorded it)."""
     rows = []
     for r in spread.to_dict("records"):
@@ -103,8 +105,8 @@ def band_table(spread: pd.DataFrame, runs: list[str], *, c: float = BAND_C) -> p
         else:
             lo, hi = float(finite.min()), float(finite.max())
             centre, spread_ = (lo + hi) / 2, hi - lo
-            if spread_ == 0:
-                kind, tol = "fixed", 1e-9 + 1e-6 * abs(centre)
+            if spread_ == 0 and not allow_nan:  # the same number in every run that recorded it
+                kind, tol = "stable", 1e-9 + 1e-6 * abs(centre)
             else:
                 floor_abs, floor_rel = FLOORS.get(r["unit"], DEFAULT_FLOOR)
                 kind = "trained"

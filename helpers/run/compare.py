@@ -111,30 +111,36 @@ def compare_run(run: str | Path, *, root: Path = REPO_ROOT) -> pd.DataFrame:
 
 def _smoke_records(run: Path, root: Path) -> list[dict]:
     """The smoke run's records outside their bands, one row each (the smoke test's check)."""
-    from helpers.run.bands import values_outside
+    from helpers.run.bands import read_pins, values_outside
 
-    pins_path = root / "tests" / "expected" / "smoke_metrics.csv"
-    skip = sum(1 for line in pins_path.read_text(encoding="utf-8").splitlines() if line.startswith("#"))
-    pins = pd.read_csv(pins_path, skiprows=skip, keep_default_na=False, na_values=[""])
-    pins[["labels", "free_labels"]] = pins[["labels", "free_labels"]].fillna("")
-    out = [{"what": "record", "id": line.split(":", 1)[0], "within": False, "note": line.split(": ", 1)[1]}
-           for line in values_outside(pins, run / "results")]  # fmt: skip
-    out.append({"what": "records", "id": f"{len(pins)} smoke records", "within": not out,
-                "note": f"{len(out)} outside their bands"})  # fmt: skip
+    pins = read_pins(root / "tests" / "expected" / "smoke_metrics.csv")
+    status = json.loads((run / "run_status.json").read_text())
+    failed = {nb: v.get("error", "") for nb, v in status.items() if nb != "_run" and v.get("status") != "ok"}
+    out = [{"what": "notebook", "id": nb, "within": False, "note": f"failed: {error[:160]}"}
+           for nb, error in sorted(failed.items())]  # fmt: skip
+    checked = pins[~pins["notebook"].isin(failed)]
+    out += [{"what": "record", "id": line.split(":", 1)[0], "within": False, "note": line.split(": ", 1)[1]}
+            for nb in sorted(set(checked["notebook"])) for line in values_outside(checked, run / "results", nb)]  # fmt: skip
+    moved = sum(r["what"] == "record" for r in out)
+    out.append({"what": "records", "id": f"{len(checked)} smoke records of the notebooks that ran",
+                "within": not out, "note": f"{moved} outside their bands"})  # fmt: skip
     return out
 
 
 def format_comparison(table: pd.DataFrame) -> str:
-    """The comparison as Markdown: a count line, then the rows that are not within, then every claim."""
+    """The comparison as Markdown: a count line, every claim (``within`` and, where not, why), then the records
+    named outside their smoke bands."""
     claims = table[table["what"] == "claim"]
-    named = table[~table["within"].astype(bool) & (table["what"] != "records")]
     head = (f"{int(claims['within'].sum())} of {len(claims)} claims within the reference's spread "
             f"(estimate in band, verdict among the reference's)")  # fmt: skip
     records = table[table["what"] == "records"]
     if len(records):
         head += f"; {records['id'].iloc[0]}: {records['note'].iloc[0]}"
-    cols = ["what", "id", "estimate", "band_low", "band_high", "reference_runs", "verdict", "reference_verdicts",
+    cols = ["id", "estimate", "band_low", "band_high", "reference_runs", "verdict", "reference_verdicts", "within",
             "note"]  # fmt: skip
-    parts = [head, "", "Named (not within):", "", to_markdown(named.reindex(columns=cols)) if len(named) else "none",
-             "", "Every claim:", "", to_markdown(claims.reindex(columns=cols))]  # fmt: skip
+    parts = [head, "", to_markdown(claims.reindex(columns=cols))]
+    named = table[table["what"].isin(["notebook", "record"])]
+    if len(named):
+        parts += ["", "Failed notebooks and records outside their smoke bands:", "",
+                  to_markdown(named.reindex(columns=["what", "id", "note"]))]  # fmt: skip
     return "\n".join(parts)

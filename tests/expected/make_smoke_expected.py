@@ -40,7 +40,7 @@ HEADER = f"""\
 # Made by tests/expected/make_smoke_expected.py pins from smoke_spread.csv (its runs: seeds and CPU-kernel variants).
 # value = (max + min) / 2 over the runs; abs_tol = max(floor, c * (max - min) / 2), c = {BAND_C};
 # floors by unit: {", ".join(f"{u} {a:g}" for u, (a, _) in FLOORS.items())}, others {DEFAULT_FLOOR[1]:.0%} of |value|.
-# kind fixed: equal in every run (no training moves it): abs_tol = 1e-9 + 1e-6 |value|.
+# kind stable: equal in every run, seeds included, never NaN: abs_tol = 1e-9 + 1e-6 |value|.
 # A bool that differs between runs takes either value. free_labels: labels that name a winner, not matched.
 # allow_nan: some run gave NaN; required: every run recorded it (else a missing record is not an error).
 """
