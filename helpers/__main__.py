@@ -250,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from helpers.paths import runs_dir
-    from helpers.run.compare import compare_run, format_comparison
+    from helpers.publish.compare import compare_run, format_comparison
 
     folder = Path(args.run) if Path(args.run).is_dir() else runs_dir() / args.profile / args.run
     table = compare_run(folder)

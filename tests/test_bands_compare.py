@@ -1,5 +1,5 @@
 """Bands measured from a record's own spread (helpers.run.bands) and a run compared with the reference
-(helpers.run.compare, ``python -m helpers compare``), on hand-made run folders."""
+(helpers.publish.compare, ``python -m helpers compare``), on hand-made run folders."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from helpers.errors import InputValidationError
+from helpers.publish.compare import compare_run, format_comparison
 from helpers.run.bands import band_table, match_labels, spread_table, values_outside
-from helpers.run.compare import compare_run, format_comparison
 
 
 def _write(folder: Path, records: list[tuple]) -> Path:
@@ -117,7 +117,7 @@ def test_compare_refuses_a_folder_that_is_no_run(tmp_path):
 
 
 def test_band_arithmetic_is_the_documented_one():
-    from helpers.run.compare import _band
+    from helpers.publish.compare import _band
 
     low, high = _band([1.0, 3.0])
     assert (low, high) == (pytest.approx(2 - 3.0), pytest.approx(2 + 3.0))
