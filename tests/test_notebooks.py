@@ -125,8 +125,8 @@ def test_every_assignment_of_a_parameters_cell_is_a_declared_parameter():
 
 @pytest.mark.slow
 def test_smoke_on_a_two_worker_cluster_records_what_one_process_records(smoke_run, tmp_path, monkeypatch):
-    """Six notebooks side by side on a local cluster (01's tasks, 02's models, 03's training jobs, 04's suites,
-    05's setups and 06's self-training sources as units on the workers; 06 after 01, 03 and 05) give the same
+    """The five notebooks that map units side by side on a local cluster (01's tasks, 02's models, 03's training
+    jobs, 05's setups and 06's self-training sources as units on the workers; 06 after 01, 03 and 05) give the same
     records as the session's smoke run of every notebook in one process: each kernel and unit runs on one torch
     thread in both (the notebooks' default thread parameters are 1, as the executor's), and each unit seeds itself.
     The claims' estimates, intervals and verdicts agree too."""
@@ -135,8 +135,9 @@ def test_smoke_on_a_two_worker_cluster_records_what_one_process_records(smoke_ru
 
     if smoke_run is None:
         pytest.skip("real data not found: set HELPERS_DATA to the data directory (see data/README.md)")
-    chosen = ["01_discriminator_bounds", "02_selective_answering", "03_self_training", "04_attribution_ranking",
-              "05_mde", "06_benchmark"]  # fmt: skip
+    # 04 maps no unit (its kernel on a worker is the path every notebook here takes): left out, it would add a
+    # quarter of this test's CPU to the suite's critical path and check nothing the others do not
+    chosen = ["01_discriminator_bounds", "02_selective_answering", "03_self_training", "05_mde", "06_benchmark"]
     serial_runs, serial = smoke_run
     assert all(serial_runs[nb].status == "ok" for nb in chosen)
     out = tmp_path / "workers2"
