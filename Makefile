@@ -14,7 +14,8 @@ PROFILE ?= default
 TORCH_SPEC ?= torch==2.13.0
 SYSTEM := $(shell uname -s | tr A-Z a-z)-$(shell uname -m)
 LOCK ?= requirements/$(SYSTEM).txt
-# `make lock` resolves both supported platforms with this uv; TORCH_CPU_SOURCE says where the CPU build of torch is
+# `make lock` resolves both supported platforms with this uv (macOS 14 or newer: torch 2.13.0's Mac wheels need it);
+# TORCH_CPU_SOURCE says where the CPU build of torch is
 UV_VERSION ?= 0.13.9
 TORCH_CPU_SOURCE ?= --extra-index-url https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match
 PYTEST_ARGS ?=
@@ -53,7 +54,7 @@ lock:
 	.venv-lock/bin/uv pip compile pyproject.toml --extra dev --python-version 3.11 --quiet \
 		--python-platform x86_64-unknown-linux-gnu -c requirements/.torch-cpu.txt $(TORCH_CPU_SOURCE) \
 		--custom-compile-command "make lock" -o requirements/linux-x86_64.txt
-	.venv-lock/bin/uv pip compile pyproject.toml --extra dev --python-version 3.11 --quiet \
+	MACOSX_DEPLOYMENT_TARGET=14.0 .venv-lock/bin/uv pip compile pyproject.toml --extra dev --python-version 3.11 --quiet \
 		--python-platform aarch64-apple-darwin --custom-compile-command "make lock" -o requirements/darwin-arm64.txt
 	rm requirements/.torch-cpu.txt
 
