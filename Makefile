@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= default
-# The environment is a lock: requirements/<system>-<machine>.txt (uname -s, uname -m, lower case; made by `make
+# The environment is a lock: requirements-<system>-<machine>.lock (uname -s, uname -m, lower case; made by `make
 # lock` with uv from pyproject.toml) names the exact version of every package, direct and transitive.  torch is
 # installed first from TORCH_SPEC, so that a CPU machine never pulls a multi-GB CUDA build by accident; the Linux
 # lock holds PyTorch's CPU build (2.13.0+cpu), found where pip is configured to look for it, or with
@@ -13,7 +13,7 @@ PROFILE ?= default
 # the newest versions pyproject admits instead, into .venv-latest (for checking drift; never the published runs).
 TORCH_SPEC ?= torch==2.13.0
 SYSTEM := $(shell uname -s | tr A-Z a-z)-$(shell uname -m)
-LOCK ?= requirements/$(SYSTEM).txt
+LOCK ?= requirements-$(SYSTEM).lock
 # `make lock` resolves both supported platforms with this uv (macOS 14 or newer: torch 2.13.0's Mac wheels need it);
 # TORCH_CPU_SOURCE says where the CPU build of torch is
 UV_VERSION ?= 0.13.9
@@ -31,7 +31,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml $(wildcard $(LOCK))
-	@test -f $(LOCK) || { echo "no lock for $(SYSTEM) in requirements/: make install-latest, or LOCK=FILE"; exit 2; }
+	@test -f $(LOCK) || { echo "no lock $(LOCK) for $(SYSTEM): make install-latest, or LOCK=FILE"; exit 2; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check $(TORCH_SPEC)
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -r $(LOCK)
@@ -50,13 +50,13 @@ install-latest:
 # re-resolve the locks from pyproject.toml (review the diff; a moved version can move trained numbers)
 lock:
 	@test -x .venv-lock/bin/uv || { $(PYTHON) -m venv .venv-lock && .venv-lock/bin/pip install --quiet "uv==$(UV_VERSION)"; }
-	echo "torch==2.13.0+cpu" > requirements/.torch-cpu.txt
+	echo "torch==2.13.0+cpu" > .torch-cpu-constraint.txt
 	.venv-lock/bin/uv pip compile pyproject.toml --extra dev --python-version 3.11 --quiet \
-		--python-platform x86_64-unknown-linux-gnu -c requirements/.torch-cpu.txt $(TORCH_CPU_SOURCE) \
-		--custom-compile-command "make lock" -o requirements/linux-x86_64.txt
+		--python-platform x86_64-unknown-linux-gnu -c .torch-cpu-constraint.txt $(TORCH_CPU_SOURCE) \
+		--custom-compile-command "make lock" -o requirements-linux-x86_64.lock
 	MACOSX_DEPLOYMENT_TARGET=14.0 .venv-lock/bin/uv pip compile pyproject.toml --extra dev --python-version 3.11 --quiet \
-		--python-platform aarch64-apple-darwin --custom-compile-command "make lock" -o requirements/darwin-arm64.txt
-	rm requirements/.torch-cpu.txt
+		--python-platform aarch64-apple-darwin --custom-compile-command "make lock" -o requirements-darwin-arm64.lock
+	rm .torch-cpu-constraint.txt
 
 run: install
 	$(PY) -m helpers run --profile $(PROFILE)

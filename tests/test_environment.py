@@ -1,4 +1,4 @@
-"""pyproject.toml, environment.yml and the locks in requirements/ agree, and the venv holds the lock."""
+"""pyproject.toml, environment.yml and the locks requirements-*.lock agree, and the venv holds the lock."""
 
 from __future__ import annotations
 
@@ -69,11 +69,11 @@ def test_required_packages_are_listed():
     assert required <= names, required - names
 
 
-LOCKS = sorted((REPO / "requirements").glob("*.txt"))
+LOCKS = sorted(REPO.glob("requirements-*.lock"))
 
 
 def test_there_is_a_lock_for_linux_x86_64_and_macos_arm64():
-    assert {p.name for p in LOCKS} >= {"linux-x86_64.txt", "darwin-arm64.txt"}
+    assert {p.name for p in LOCKS} >= {"requirements-linux-x86_64.lock", "requirements-darwin-arm64.lock"}
 
 
 @pytest.mark.parametrize("lock", LOCKS, ids=lambda p: p.name)
@@ -97,7 +97,7 @@ def test_the_lock_satisfies_pyproject_and_environment_yml(lock):
 def test_the_linux_lock_holds_the_cpu_build_of_torch_and_no_cuda_package():
     from helpers.run.provenance import lock_versions
 
-    pins = lock_versions(REPO / "requirements" / "linux-x86_64.txt")
+    pins = lock_versions(REPO / "requirements-linux-x86_64.lock")
     assert pins["torch"].endswith("+cpu")
     assert not [n for n in pins if n.startswith(("nvidia-", "triton", "cuda-"))]
 

@@ -12,7 +12,7 @@
 * ``kernel_env``: the settings that choose the CPU kernels (``ATEN_CPU_CAPABILITY``, ``MKL_ENABLE_INSTRUCTIONS``,
   ``MKL_CBWR``, ``OPENBLAS_CORETYPE``) where set;
 * ``packages``: the exact version of every package installed in the environment (:func:`installed_versions`), the
-  environment ``make install`` laid from the lock ``requirements/<system>-<machine>.txt`` (:func:`lock_versions`)
+  environment ``make install`` laid from the lock ``requirements-<system>-<machine>.lock`` (:func:`lock_versions`)
   when the run used it.
 """
 
@@ -89,9 +89,9 @@ def installed_versions() -> dict[str, str]:
 
 
 def lock_file(root: Path = REPO_ROOT) -> Path:
-    """This platform's lock, ``requirements/<system>-<machine>.txt`` (``uname -s``, ``uname -m``, lower case), as
-    the Makefile names it: ``linux-x86_64.txt``, ``darwin-arm64.txt``."""
-    return root / "requirements" / f"{platform.system().lower()}-{platform.machine()}.txt"
+    """This platform's lock, ``requirements-<system>-<machine>.lock`` (``uname -s``, ``uname -m``, lower case), as
+    the Makefile names it: ``requirements-linux-x86_64.lock``, ``requirements-darwin-arm64.lock``."""
+    return root / f"requirements-{platform.system().lower()}-{platform.machine()}.lock"
 
 
 def lock_versions(path: Path) -> dict[str, str]:
