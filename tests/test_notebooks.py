@@ -173,7 +173,9 @@ def _make_expected():
 
 
 def _expected() -> pd.DataFrame:
-    return _make_expected().read_commented_csv(EXPECTED)
+    from helpers.run.bands import read_pins
+
+    return read_pins(EXPECTED)
 
 
 def smoke_values_moved(name: str, results: Path) -> list[str]:
@@ -203,8 +205,10 @@ def test_every_notebook_has_pinned_smoke_values():
 def test_the_pins_are_the_bands_of_the_committed_spread():
     """smoke_metrics.csv is exactly what make_smoke_expected.py makes of smoke_spread.csv (no hand-edited band),
     and the spread holds runs over at least three seeds and two CPU-kernel settings."""
+    from helpers.run.bands import read_pins
+
     tool = _make_expected()
-    spread = tool.read_commented_csv(tool.SPREAD)
+    spread = read_pins(tool.SPREAD)
     runs = tool.spread_runs(spread)
     header = [line for line in tool.SPREAD.read_text().splitlines() if line.startswith("# ") and ": seed" in line]
     assert len({line.split("seed ", 1)[1].split(",")[0] for line in header}) >= 3

@@ -46,11 +46,6 @@ HEADER = f"""\
 """
 
 
-def read_commented_csv(path: Path) -> pd.DataFrame:
-    """A CSV whose first lines are ``#`` comments (the method), with empty labels as empty strings."""
-    return read_pins(path)
-
-
 def spread_runs(spread: pd.DataFrame) -> list[str]:
     """The run columns of a spread table."""
     return [c for c in spread.columns if c not in ("notebook", "name", "labels", "free_labels", "unit", "missing_in", "absent_in")]
@@ -104,7 +99,7 @@ def pins_from_spread(spread: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_pins() -> None:
-    pins = pins_from_spread(read_commented_csv(SPREAD))
+    pins = pins_from_spread(read_pins(SPREAD))
     PINS.write_text(HEADER + pins.to_csv(index=False), encoding="utf-8")
     kinds = pins["kind"].value_counts().to_dict()
     print(f"{len(pins)} expected values ({kinds}) of {pins['notebook'].nunique()} notebooks -> {PINS}")
