@@ -239,6 +239,21 @@ def build_parser() -> argparse.ArgumentParser:
                          "compare with the published run's machine (figures/calibration.json)")  # fmt: skip
     cal.set_defaults(func=_cmd_calibrate)
 
+    claims = sub.add_parser("claims", help="the claims' published files")
+    claims_sub = claims.add_subparsers(dest="claims_command", required=True)
+    refresh = claims_sub.add_parser("refresh", help="regenerate the error rates of every claim's rule "
+                                    "(claims_power), the certified verdicts (claims.csv), the summary, the README's "
+                                    "results section and the reports, in that order, from the published records")  # fmt: skip
+    refresh.add_argument("--only", nargs="+", metavar="NB",
+                         help="re-simulate the rules of these notebooks' claims (stems or prefixes); the others kept")
+    refresh.add_argument("--draws", type=int, default=2000, help="draws per world of the summary rules")
+    refresh.add_argument("--seeds", action="store_true",
+                         help="first rebuild claims_seeds.{csv,md} from the seed runs (python -m helpers seeds)")
+    refresh.add_argument("--profile", default="default", help="the profile whose seed runs --seeds reads")
+    refresh.add_argument("--figures", default=None, metavar="DIR",
+                         help="a copy of figures/ to refresh instead of the committed one (nothing else re-rendered)")
+    refresh.set_defaults(func=_cmd_claims)
+
     try:
         from helpers.data.cli import add_data_parser
     except ImportError:  # data layer not installed in this checkout
@@ -246,6 +261,21 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         add_data_parser(sub)
     return parser
+
+
+def _cmd_claims(args: argparse.Namespace) -> int:
+    from helpers.claims.refresh import refresh_power
+    from helpers.publish.publishing import apply_published_power, published_dir, seeds_stability
+
+    figures = Path(args.figures) if args.figures else published_dir()
+    if args.seeds:  # the seeds table first: the rules are simulated at the seeds it holds
+        seeds_stability(args.profile, destination=figures if args.figures else None, only=_names(args.only))
+    refresh_power(figures, only=_names(args.only), draws=args.draws)
+    out = apply_published_power(figures)
+    counts = out["verdict"].value_counts().to_dict()
+    print(f"claims.csv: {len(out)} claims, " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) +
+          ("" if args.figures else "; summary, README results section and reports re-rendered"))
+    return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:

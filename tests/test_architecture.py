@@ -5,7 +5,7 @@ Layers, bottom to top:
 * base: ``errors``, ``paths``, ``validation``, ``registry``, ``cache``, ``tables``, ``progress``;
 * library: ``data``, ``models``, ``training``, ``estimators``, ``selective``, ``metrics``, ``attribution``,
   ``seq2seq``, ``selftraining``, ``benchmark``, ``byod`` (knows datasets, models and methods, no notebook);
-* plumbing: ``claims``, ``claims_power``, ``claims_seeds``, ``plotting``, ``run`` (runner, profiles, notebook parameters, graph), ``publish`` (records,
+* plumbing: ``claims`` (registry, decision, seeds, power, verdicts), ``plotting``, ``run`` (runner, profiles, notebook parameters, graph), ``publish`` (records,
   summary, reports, publishing), ``__main__``;
 * experiments: ``helpers.experiments.p1_bounds`` ... ``p6_benchmark``, one per notebook.
 
@@ -26,7 +26,7 @@ HELPERS = Path(__file__).resolve().parent.parent / "helpers"
 BASE = {"errors", "paths", "validation", "registry", "cache", "tables", "progress", "__init__"}
 LIBRARY = {"data", "models", "training", "estimators", "selective", "metrics", "attribution", "seq2seq",
            "selftraining", "benchmark", "byod", "parallel", "monitoring"}  # fmt: skip
-PLUMBING = {"claims", "claims_power", "claims_seeds", "plotting", "run", "publish", "__main__"}
+PLUMBING = {"claims", "plotting", "run", "publish", "__main__"}
 LAYER = {**dict.fromkeys(BASE, 0), **dict.fromkeys(LIBRARY, 1), **dict.fromkeys(PLUMBING, 2), "experiments": 3}
 MAX_LIBRARY_LINES = 500
 MAX_FUNCTION_LINES = 120

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import shutil
 
@@ -24,19 +23,12 @@ from helpers.claims import (
     tally,
     verdict,
 )
+from helpers.claims.refresh import registered
+from helpers.claims.verdicts import claims_csv
 from helpers.errors import HelpersError, InputValidationError
 from helpers.paths import REPO_ROOT
-from helpers.publish.verdicts import claims_csv
 
-REGISTRIES = [
-    "helpers.experiments.p1_bounds.claims",
-    "helpers.experiments.p2_selective.claims",
-    "helpers.experiments.p3_selftraining.claims",
-    "helpers.experiments.p4_attribution.claims",
-    "helpers.experiments.p5_mde.claims",
-    "helpers.experiments.p6_benchmark.claims",
-]
-ALL = [c for mod in REGISTRIES for c in importlib.import_module(mod).CLAIMS]
+ALL = [c for c, _ in registered()]
 
 
 def test_every_claim_id_is_unique_and_has_its_words_source_and_criterion():
@@ -142,14 +134,18 @@ def test_tally_counts_distinct_paper_claims_and_keeps_own_and_exploratory_apart(
         record_claim(_claim(cid, **kw), Decision(v, v - 0.1, v + 0.1), notebook="nb", results=tmp_path)
     claims = collect_claims(tmp_path)
     t = tally(claims).set_index(["paper", "kind"])
-    none = {"underpowered": 0, "untested": 0}
-    assert t.loc[("P9", "paper")].to_dict() == {"claims": 3, "holds": 1, "fails": 1, "undecided": 1} | none
-    assert t.loc[("benchmark", "own")].to_dict() == {"claims": 1, "holds": 1, "fails": 0, "undecided": 0} | none
-    power = pd.DataFrame({"id": ["p9.a"], "size": [0.2], "power": [0.9], "needed": ["40 setups"],
-                          "decidable": [False]})  # fmt: skip
-    t = tally(claims_csv(claims, power=power)).set_index(["paper", "kind"])  # a rule that cannot decide: apart
-    assert t.loc[("P9", "paper")].to_dict() == {"claims": 3, "holds": 0, "fails": 1, "undecided": 1,
-                                                "underpowered": 1, "untested": 0}  # fmt: skip
+    none = {"underpowered": 0, "indistinguishable": 0, "untested": 0}
+    assert t.loc[("P9", "paper")].to_dict() == {"claims": 3, "holds": 1, "fails": 1, "undecided": 1} | none | {
+        "one run": 3}
+    assert t.loc[("benchmark", "own")].to_dict() == {"claims": 1, "holds": 1, "fails": 0, "undecided": 0} | none | {
+        "one run": 1}
+    power = pd.DataFrame({"id": ["p9.a", "p9.b"], "size": [0.2, 0.0], "size_high": [0.22, 0.0], "power": [0.9, 0.1],
+                          "power_low": [0.88, 0.09], "false_fail": [0.0, 0.2], "false_fail_high": [0.0, 0.22],
+                          "needed": ["40 setups", "5 seeds"]})  # fmt: skip
+    t = tally(claims_csv(claims, power=power)).set_index(["paper", "kind"])  # holds too often at the edge; an
+    assert t.loc[("P9", "paper")].to_dict() == {"claims": 3, "holds": 0, "fails": 0, "undecided": 1,  # uncertified
+                                                "underpowered": 1, "indistinguishable": 1, "untested": 0,  # fail
+                                                "one run": 3}  # fmt: skip
 
 
 def test_stability_table_counts_seeds_and_names_the_claims_that_change(tmp_path):
@@ -280,10 +276,10 @@ def test_report_bullets_show_a_zero_width_interval_as_a_point_and_say_when_power
            "seeds_held": 1, "seeds": 1, "own": True, "exploratory": False, "rationale": ""}  # fmt: skip
     text = claim_bullets(pd.DataFrame([row]))
     assert "-2.88 (a point: no interval)" in text and "[-2.88, -2.88]" not in text
-    assert "size and power are not simulated" in text and "size is  and" not in text
+    assert "the rule has no simulated error rate" in text and "size is  and" not in text
     row |= {"low": -3.1, "high": -2.5, "size": 0.02, "power": 0.4}
     text = claim_bullets(pd.DataFrame([row]))
-    assert "-2.88 [-3.1, -2.5]" in text and "size is 0.02 and its power at the paper's effect 0.4" in text
+    assert "-2.88 [-3.1, -2.5]" in text and "size is 0.02, its power at the paper's effect 0.4" in text
 
 
 def test_p1_tightness_without_any_oracle_bound_is_undefined_not_an_error():

@@ -1,4 +1,5 @@
-"""Claims decided over seeds (:mod:`helpers.claims_seeds`): the interval, its coverage, and claims.csv's use of it."""
+"""Claims decided over seeds (:mod:`helpers.claims.seeds`): the interval, its coverage with shared and redrawn units,
+and claims.csv's use of it."""
 
 from __future__ import annotations
 
@@ -7,27 +8,34 @@ import pandas as pd
 import pytest
 
 from helpers.claims import CLAIM_COLUMNS
-from helpers.claims_seeds import (
-    MIN_SEEDS,
+from helpers.claims.seeds import (
     criterion_of,
     decide_over_seeds,
     seed_cells,
     seeds_decision,
     seeds_interval,
+    shared_seeds_interval,
 )
+from helpers.claims.verdicts import claims_csv
 from helpers.errors import InputValidationError
-from helpers.publish.verdicts import claims_csv
 
 
 def test_seeds_decision_by_hand():
-    # spread between seeds (sd 0.2) larger than each seed's se (0.1): 1.0 ± t(2) · 0.2 / √3 = ± 0.4968
-    d = seeds_decision([0.8, 1.0, 1.2], [0.604, 0.804, 1.004], [0.996, 1.196, 1.396])
+    # redrawn units, spread between seeds (sd 0.2) larger than each seed's se (0.1): ± t(2) · 0.2 / √3 = ± 0.4968
+    d = seeds_decision([0.8, 1.0, 1.2], [0.604, 0.804, 1.004], [0.996, 1.196, 1.396], shared=False)
     assert d.estimate == pytest.approx(1.0)
     assert (d.low, d.high) == pytest.approx((1.0 - 0.49683, 1.0 + 0.49683), abs=1e-4)
     # agreeing seeds keep their own sampling: se² = mean(0.1², 0.2², 0.2²) = 0.03; ± 4.3027 · √(0.03 / 3)
-    d = seeds_decision([1.0, 1.0, 1.0], [0.804, 0.608, 0.608], [1.196, 1.392, 1.392])
+    d = seeds_decision([1.0, 1.0, 1.0], [0.804, 0.608, 0.608], [1.196, 1.392, 1.392], shared=False)
     assert (d.low, d.high) == pytest.approx((1.0 - 0.43027, 1.0 + 0.43027), abs=2e-4)
     assert d.setups == 3
+    # shared units: the seeds' own half-widths (0.196 each) in quadrature with t(2)² · 0.2² / 3 -> ± 0.5342
+    d = seeds_decision([0.8, 1.0, 1.2], [0.604, 0.804, 1.004], [0.996, 1.196, 1.396])
+    half = (0.196**2 + 4.302653**2 * 0.04 / 3) ** 0.5
+    assert (d.low, d.high) == pytest.approx((1.0 - half, 1.0 + half), abs=1e-4)
+    # agreeing seeds on shared units are one run: rms of the half-widths, asymmetric ends kept
+    d = seeds_decision([1.0, 1.0, 1.0], [0.9, 0.8, 0.8], [1.05, 1.05, 1.05])
+    assert (d.low, d.high) == pytest.approx((1.0 - (0.01 / 3 + 0.08 / 3) ** 0.5, 1.05), abs=1e-9)
 
 
 def test_seeds_decision_leaves_out_missing_seeds_and_refuses_bad_input():
@@ -40,15 +48,33 @@ def test_seeds_decision_leaves_out_missing_seeds_and_refuses_bad_input():
         seeds_decision([0.5, 0.5], [0.4], [0.6, 0.6])
 
 
-@pytest.mark.parametrize("spread", [0.0, 1.0, 3.0, 20.0])
-def test_the_seeds_interval_covers_at_least_nominally_at_three_seeds(spread):
-    """Coverage of the mean over seeds, with a seed spread of 0 to 20 times each seed's own standard error."""
+def _coverage(rule: str, world: str, spread: float, seeds: int, draws: int = 4000) -> float:
+    """Coverage of the mean over seeds by ``rule`` ("shared" / "redrawn") when the units are drawn once for all
+    seeds (``world`` "shared") or once per seed ("redrawn"); each seed's own interval is estimate ± 1.96 se."""
     rng = np.random.default_rng(7)
-    draws, seeds, se = 20000, MIN_SEEDS, 1.0
-    y = rng.normal(0, spread, (draws, seeds)) + rng.normal(0, se, (draws, seeds))
-    _, low, high = seeds_interval(y, np.full_like(y, se))
-    coverage = float(((low <= 0) & (high >= 0)).mean())
-    assert coverage >= 0.94
+    se = 1.0
+    units = rng.normal(0, se, (draws, 1 if world == "shared" else seeds))
+    y = units + rng.normal(0, spread, (draws, seeds))
+    if rule == "shared":
+        _, low, high = shared_seeds_interval(y, y - 1.96 * se, y + 1.96 * se)
+    else:
+        _, low, high = seeds_interval(y, np.full_like(y, se))
+    return float(((low <= 0) & (high >= 0)).mean())
+
+
+@pytest.mark.parametrize("seeds", [3, 5, 10])
+@pytest.mark.parametrize("spread", [0.0, 1.0, 3.0, 20.0])
+def test_each_seeds_rule_covers_nominally_in_the_world_it_is_built_for(spread, seeds):
+    """Seed spreads of 0 to 20 times each seed's own standard error (module docstring of helpers.claims.seeds)."""
+    assert _coverage("shared", "shared", spread, seeds) >= 0.94
+    assert _coverage("redrawn", "redrawn", spread, seeds) >= 0.94
+
+
+def test_the_redrawn_units_rule_under_covers_when_the_seeds_share_their_units():
+    """Dividing the units' error by the seeds when every seed reuses the same units: 2.262 / √10 se wide at ten
+    agreeing seeds, about 52 % coverage; the shared-units rule keeps 95 %."""
+    assert _coverage("redrawn", "shared", 0.0, 10) == pytest.approx(0.52, abs=0.03)
+    assert _coverage("shared", "shared", 0.0, 10) >= 0.94
 
 
 def test_a_hierarchical_percentile_bootstrap_under_covers_at_three_seeds():

@@ -76,8 +76,8 @@ def test_write_report_and_readme_roundtrip(recorded, tmp_path):
     text = readme.read_text()
     assert "old text" not in text and text.startswith("# title") and text.rstrip().endswith("after")
     assert "Paper claims: 2 distinct, 1 hold, 1 fail, 0 undecided" in text
-    assert "| `03_x` |" in text and "| 1 / 0 / 0 / 0 / 0 |" in text  # per notebook: holds / fails / undecided /
-    # underpowered / untested
+    # per notebook: holds / fails / undecided / underpowered / indistinguishable / untested, and how they were decided
+    assert "| `03_x` |" in text and "| 1 / 0 / 0 / 0 / 0 / 0; all decided on one run |" in text
     assert (figs / "claims.csv").exists()
     md = md_path.read_text()
     assert "## Run times" in md and "| 05_x | rho |" in md and "-0.042" in md
@@ -139,7 +139,7 @@ def test_summary_csv_reads_back_with_verdicts():
         pytest.skip("no committed summary")
     frame, _ = summary.load_summary(figs)
     claims = summary.load_claims(figs)
-    assert set(claims["verdict"]) <= {"holds", "fails", "undecided", "underpowered", "untested"}
+    assert set(claims["verdict"]) <= {"holds", "fails", "undecided", "underpowered", "indistinguishable", "untested"}
     weak = claims["verdict"] == "underpowered"  # a rule that cannot decide says why, with the interval's verdict kept
     assert claims.loc[weak, "interval_verdict"].isin(["holds", "fails", "undecided"]).all()
     assert claims["source"].astype(str).str.strip().ne("").all()  # no claim without its source

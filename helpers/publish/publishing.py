@@ -72,7 +72,6 @@ def publish(
         render_details,
         run_times,
     )
-    from helpers.publish.verdicts import claims_csv
     from helpers.run.results import collect, summary_table
 
     run = resolve_run_dir(profile, run_folder)
@@ -114,8 +113,8 @@ def publish(
     merged = merged.sort_values("notebook", kind="stable")
     merged.to_csv(old_csv, index=False)
     recorded_claims = collect_claims(run / "results")
-    _merge_claims(dest / "claims.csv", claims_csv(recorded_claims, published_stability(dest, recorded_claims),
-                                                  read_power(dest)), chosen)  # fmt: skip
+    _merge_claims(dest / "claims.csv", published_claims(recorded_claims, published_stability(dest, recorded_claims),
+                                                         dest), chosen)  # fmt: skip
     _copy_claim_details(run / "results" / "claims", dest / "claims", chosen)
     (dest / "claims_detail.md").write_text(render_details(dest / "claims", load_claims(dest)), encoding="utf-8")
     times_csv = dest / "run_times.csv"
@@ -213,8 +212,19 @@ def _copy_claim_details(source: Path, dest: Path, chosen: list[str]) -> None:
             shutil.copy2(f, dest / f.name)
 
 
+def published_claims(claims: pd.DataFrame, stability: pd.DataFrame | None, dest: Path) -> pd.DataFrame:
+    """The ``claims.csv`` table of ``claims`` (:func:`helpers.claims.verdicts.claims_csv`) with the seeds table
+    ``stability`` and the error rates published in ``dest``; ``needed`` costed by its run times."""
+    from helpers.claims.refresh import redrawn_ids
+    from helpers.claims.verdicts import claims_csv
+
+    times = Path(dest) / "run_times.csv"
+    cpu = pd.read_csv(times).set_index("notebook")["cpu_s"].dropna().to_dict() if times.exists() else {}
+    return claims_csv(claims, stability, read_power(dest), redrawn=redrawn_ids(), cpu_s=cpu)
+
+
 def read_power(dest: Path) -> pd.DataFrame | None:
-    """``claims_power.csv`` of ``dest`` (each rule's size and power, ``scripts/claims_power.py``), if any."""
+    """``claims_power.csv`` of ``dest`` (each rule's error rates, ``python -m helpers claims refresh``), if any."""
     path = Path(dest) / "claims_power.csv"
     return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.exists() else None
 
@@ -236,19 +246,22 @@ def published_stability(dest: Path, claims: pd.DataFrame) -> pd.DataFrame | None
     return table[same].reset_index(drop=True)
 
 
-def apply_published_power(dest: str | os.PathLike[str] | None = None) -> pd.DataFrame:
-    """Re-derive ``dest``'s ``claims.csv`` verdicts from the intervals it holds, its seeds table and its rules' size
-    and power (``underpowered`` where a rule cannot decide at its sample), and, for the repository's figures,
-    re-render what quotes them (summary, README section, reports' blocks)."""
+def apply_published_power(dest: str | os.PathLike[str] | None = None, *, readme: str | os.PathLike[str] | None = None,
+                          reports: str | os.PathLike[str] | None = None) -> pd.DataFrame:  # fmt: skip
+    """Re-derive ``dest``'s ``claims.csv`` verdicts from the intervals it holds, its seeds table and its rules' error
+    rates (:mod:`helpers.claims.verdicts`), and re-render what quotes them (summary; the README section and the
+    reports' blocks of ``readme`` / ``reports``, by default the repository's when ``dest`` is its figures)."""
     from helpers.publish.summary import load_claims
-    from helpers.publish.verdicts import claims_csv
 
     folder = Path(dest) if dest is not None else published_dir()
     claims = load_claims(folder)
-    out = claims_csv(claims, published_stability(folder, claims), read_power(folder))
+    out = published_claims(claims, published_stability(folder, claims), folder)
     out.to_csv(folder / "claims.csv", index=False)
-    if folder.resolve() == published_dir().resolve() and (folder / "summary.csv").exists():
-        render_published(folder, readme=REPO_ROOT / "README.md", reports=REPO_ROOT / "docs/reproductions")
+    if folder.resolve() == published_dir().resolve():
+        readme = readme or REPO_ROOT / "README.md"
+        reports = reports or REPO_ROOT / "docs/reproductions"
+    if (folder / "summary.csv").exists():
+        render_published(folder, readme=readme, reports=reports)
     return out
 
 
@@ -317,7 +330,6 @@ def seeds_stability(profile: str = "default", *, destination: str | os.PathLike[
     """
     from helpers.claims import collect_claims, stability_table
     from helpers.publish.summary import load_claims
-    from helpers.publish.verdicts import claims_csv
     from helpers.tables import to_markdown
 
     runs = seed_runs(profile, only)
@@ -346,13 +358,13 @@ def seeds_stability(profile: str = "default", *, destination: str | os.PathLike[
         + ". A claim decided on trained models is "
         "re-decided on every seed's run; `seeds_held` counts the seeds on which it holds.  With at least three seeds "
         "the claim's verdict in `claims.csv` comes from one interval over them, the seed its top resampling level "
-        "(`helpers.claims_seeds`).\n\n"
+        "(`helpers.claims.seeds`).\n\n"
         + (f"Verdict changes across seeds: {', '.join(changed)}.\n\n" if changed else "No verdict changes across seeds.\n\n")
         + to_markdown(table) + "\n", encoding="utf-8")  # fmt: skip
     claims = load_claims(dest)
     if len(claims):
-        claims_csv(claims.drop(columns=["seeds_held", "seeds", "seed_verdicts"], errors="ignore"), table,
-                   read_power(dest)).to_csv(
+        published_claims(claims.drop(columns=["seeds_held", "seeds", "seed_verdicts"], errors="ignore"), table,
+                         dest).to_csv(
             dest / "claims.csv", index=False)
     if destination is None and (dest / "summary.csv").exists():  # the committed figures: what quotes them follows
         render_published(dest, profile=profile, readme=REPO_ROOT / "README.md", reports=REPO_ROOT / "docs/reproductions")

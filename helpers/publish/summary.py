@@ -29,9 +29,9 @@ from helpers.claims import (
     superseded,
     tally,
 )
+from helpers.claims.verdicts import claims_csv
 from helpers.errors import HelpersError
 from helpers.paths import REPO_ROOT, figures_dir, latest_run_dir, runs_dir
-from helpers.publish.verdicts import claims_csv
 from helpers.run.results import collect, summary_table
 from helpers.tables import to_markdown
 
@@ -129,10 +129,11 @@ def _interval(row: pd.Series) -> str:
 
 def claims_table(claims: pd.DataFrame) -> pd.DataFrame:
     """The claims as a readable table (one row per claim of ``figures/claims.csv``): paper, id, source, the
-    estimate with its 95 % interval, the criterion, the verdict, the units its interval resamples, its rule's size
-    and power, setups and seeds that held, and the kind (paper / own / exploratory)."""
+    estimate with its 95 % interval, the criterion, the verdict and what the interval said, the units its interval
+    resamples, its rule's size, power and false-fail rate, setups and seeds that held ("one run" where a single run
+    decides it), and the kind (paper / own / exploratory)."""
     cols = ["paper", "id", "source", "estimate [95 % interval]", "criterion", "criterion_source", "verdict",
-            "units", "size", "power", "setups held", "seeds held", "kind"]  # fmt: skip
+            "interval_verdict", "units", "size", "power", "false_fail", "setups held", "seeds held", "kind"]  # fmt: skip
     if claims.empty:
         return pd.DataFrame(columns=cols)
     df = claims.copy() if "seeds" in claims else claims_csv(claims)
@@ -144,8 +145,10 @@ def claims_table(claims: pd.DataFrame) -> pd.DataFrame:
         return "" if pd.isna(n) or n == "" else f"{int(float(held))} of {int(float(n))}"
 
     df["setups held"] = [of(h, n) for h, n in zip(df["setups_held"], df["setups"])]
-    df["seeds held"] = [of(h, n) for h, n in zip(df["seeds_held"], df["seeds"])]
-    df = df.reindex(columns=[*df.columns, *[c for c in ("size", "power", "units") if c not in df]])
+    df["seeds held"] = [of(h, n) + (" (one run)" if of(h, n) and float(n) < 3 else "")
+                        for h, n in zip(df["seeds_held"], df["seeds"])]  # fmt: skip
+    df = df.reindex(columns=[*df.columns, *[c for c in ("size", "power", "false_fail", "units", "interval_verdict")
+                                            if c not in df]])  # fmt: skip
     gone = superseded(df)
     if gone.any():
         df.loc[gone, "kind"] = "superseded by " + df.loc[gone, "superseded_by"].astype(str)
@@ -160,14 +163,14 @@ def claims_tally_text(claims: pd.DataFrame) -> str:
     if len(paper):
         parts.append(f"**Paper claims: {int(paper['claims'].sum())} distinct, {int(paper['holds'].sum())} hold, "
                      f"{int(paper['fails'].sum())} fail, {int(paper['undecided'].sum())} undecided, "
-                     f"{int(paper['underpowered'].sum())} underpowered, {int(paper['untested'].sum())} untested** "
-                     "(95 % intervals; underpowered: the rule cannot decide at its sample)")
+                     f"{int(paper['underpowered'].sum())} underpowered, {int(paper['indistinguishable'].sum())} "
+                     f"indistinguishable from noise, {int(paper['untested'].sum())} untested; "
+                     f"{int(paper['one run'].sum())} decided on one run** (95 % intervals, each verdict certified by "
+                     "its rule's error rate)")
     if len(method):
-        parts.append(f"claims of the newer methods' own papers, decided on the same data: {int(method['holds'].sum())} "
-                     f"of {int(method['claims'].sum())} hold")
+        parts.append(f"claims of the newer methods' own papers, decided on the same data: {_counts(method)}")
     if len(own):
-        parts.append(f"the benchmark's own pre-registered claims: {int(own['holds'].sum())} of {int(own['claims'].sum())}"
-                     " hold")
+        parts.append(f"the benchmark's own pre-registered claims: {_counts(own)}")
     consistent = _consistency(claims)
     if consistent:
         parts.append(consistent)
@@ -175,6 +178,13 @@ def claims_tally_text(claims: pd.DataFrame) -> str:
     if n_expl:
         parts.append(f"{n_expl} exploratory readings outside the tally")
     return "; ".join(parts) + "." if parts else "No claims recorded."
+
+
+def _counts(t: pd.DataFrame) -> str:
+    """``"1 hold, 1 fails, ... of 4 (4 decided on one run)"``: a tally's rows as one phrase."""
+    said = ", ".join(f"{int(t[v].sum())} {v}" for v in ("holds", "fails", "undecided", "underpowered",
+                                                          "indistinguishable") if int(t[v].sum()))  # fmt: skip
+    return f"{said or 'none decided'} of {int(t['claims'].sum())} ({int(t['one run'].sum())} decided on one run)"
 
 
 def _consistency(claims: pd.DataFrame) -> str:
@@ -218,10 +228,12 @@ def render_summary(frame: pd.DataFrame, times: pd.DataFrame, *, claims: pd.DataF
         claims_tally_text(claims) + " Each claim is registered once in its notebook's `claims.py` with the paper's "
         "words, a criterion that never changes once its verdict is recorded (the five papers' first criteria were "
         "written after the first runs had computed their quantities: they are not pre-registered) and a verdict from "
-        "its 95 % interval — over three or more seeds where a trained model decides it: holds, fails, or undecided "
-        "(the interval straddles the criterion) — or underpowered, where its rule's simulated size exceeds 0.05 or "
-        "its power at the paper's effect is below 0.80 ([claims_power.md](claims_power.md)). All columns: "
-        "[claims.csv](claims.csv).",
+        "its 95 % interval (over three or more seeds where a trained model decides it; \"one run\" where a single "
+        "run does), certified by the error rate of the verdict given ([claims_power.md](claims_power.md)): holds "
+        "where the rule's size (how often it says holds when the claim is false) is at most 0.05, fails where its "
+        "false-fail rate (how often it says fails in the world of the paper's effect) is at most 0.05; otherwise "
+        "indistinguishable from noise where its size exceeds 0.05, undecided where its power at the paper's effect "
+        "is at least 0.80, underpowered below. All columns: [claims.csv](claims.csv).",
         to_markdown(tally(claims)),
         to_markdown(claims_table(claims)),
         "## Metrics the papers report, beside ours",

@@ -17,7 +17,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from helpers.claims import Claim, Decision, bootstrap_decision, share_decision
+from helpers.claims import Claim, Decision, MeanRule, Power, ShareRule, bootstrap_decision, share_decision
+from helpers.experiments.p1_bounds.power import (
+    BEATS_ATC_OOD,
+    BEATS_BASELINES,
+    TIGHTER_OOD,
+    WIDTHS_T2_T3,
+    WITHIN,
+    _share,
+)
 
 __all__ = ["CLAIMS", "PAPER_SETS", "claim_inputs"]
 
@@ -106,6 +114,8 @@ CLAIMS: tuple[Claim, ...] = (
         rationale="The paper's 'reliably' is 9/10 and 8/10 sets; the lower, 0.8, is the criterion, on every labelled "
                   "ID and OOD set (no set left out for its gold accuracy); exact binomial interval over sets.",
         decide=_within, cases={"holds": lambda: {"summary": _good()}, "fails": lambda: {"summary": _bad()}},
+        power=Power(ShareRule(), _share(WITHIN), "paper 1, Sec. 4.4 and Tables 2-4: 9 of 10 sets (T5)",
+                    seeds=True, paper_units=WITHIN),
     ),
     Claim(
         id="p1.mean_bounds_beats_atc_ood", paper="P1", superseded_by="p1.mean_bounds_beats_baselines",
@@ -116,6 +126,8 @@ CLAIMS: tuple[Claim, ...] = (
                   "The tables' detail of the point-estimate claim of Sec. 1, which p1.mean_bounds_beats_baselines "
                   "decides: merged into it.",
         decide=_beats_atc_ood, cases={"holds": lambda: {"summary": _good()}, "fails": lambda: {"summary": _bad()}},
+        power=Power(ShareRule(), _share(BEATS_ATC_OOD), "paper 1, Tables 2-4 (T5): 5 of its 6 "
+                    "OOD sets", seeds=True, paper_units=BEATS_ATC_OOD),
     ),
     Claim(
         id="p1.mean_bounds_beats_baselines", paper="P1",
@@ -127,6 +139,8 @@ CLAIMS: tuple[Claim, ...] = (
         rationale="'most datasets' = more than half of the labelled sets; the comparison is with the best confidence "
                   "baseline of each set; exact binomial interval over sets.",
         decide=_beats_baselines, cases={"holds": lambda: {"summary": _good()}, "fails": lambda: {"summary": _bad()}},
+        power=Power(ShareRule(), _share(BEATS_BASELINES), "paper 1, Tables 2-4 (T5): 7 of "
+                    "10 sets", seeds=True, paper_units=BEATS_BASELINES),
     ),
     Claim(
         id="p1.tighter_than_oracle_ood", paper="P1",
@@ -139,6 +153,8 @@ CLAIMS: tuple[Claim, ...] = (
         decide=_tighter_than_oracle,
         cases={"holds": lambda: {"summary": _good(), "estimates": _oracle(_good(), 0.5)},
                "fails": lambda: {"summary": _bad(), "estimates": _oracle(_bad(), 0.2)}},
+        power=Power(ShareRule(), _share(TIGHTER_OOD), "paper 1, Tables 2-4 (T5): 4 of its 6 OOD "
+                    "sets", seeds=True, paper_units=TIGHTER_OOD),
     ),
     Claim(
         id="p1.bounds_close", paper="P1",
@@ -148,6 +164,8 @@ CLAIMS: tuple[Claim, ...] = (
         rationale="The paper's T5 bounds are 0.02-0.48 wide over its 8 sets of Tables 2-3 (median 0.14, mean 0.20); 'close "
                   "together' is read as a mean width of at most 0.20; bootstrap interval over sets.",
         decide=_mean_width, cases={"holds": lambda: {"summary": _good()}, "fails": lambda: {"summary": _bad()}},
+        power=Power(MeanRule("width"), sum(WIDTHS_T2_T3) / len(WIDTHS_T2_T3), "paper 1, Tables 2-3 (T5): "
+                    "mean width of its 8 sets", seeds=True, paper_units=WIDTHS_T2_T3),
     ),
 )
 

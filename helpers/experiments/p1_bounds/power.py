@@ -1,5 +1,6 @@
-"""Size and power of paper 1's claims (:mod:`helpers.claims_power`), at the default profile's sample (the labelled
-test sets of the published run), with the paper's own effects from its Tables 2-4 (T5 discriminators).
+"""What the error-rate simulations of paper 1's claims take (each claim's ``power=``, :mod:`helpers.claims.power`),
+at the default profile's sample (the labelled test sets of the published run), with the paper's own effects from its
+Tables 2-4 (T5 discriminators).
 
 The paper's ten datasets give each share claim its effect and, run through the same rule, its ``paper_verdict``:
 9 of 10 within the bounds under a 95 % interval against 0.8 is *undecided* — ten sets cannot show it.
@@ -7,9 +8,7 @@ The paper's ten datasets give each share claim its effect and, run through the s
 
 from __future__ import annotations
 
-from helpers.claims_power import MeanRule, Power, ShareRule
-
-__all__ = ["PAPER_T5", "POWER"]
+__all__ = ["PAPER_T5"]
 
 #: paper 1, Tables 2-4, T5 rows (%): set -> (shift, gold, lower, upper, Mean_bounds AE, ATC AE, best baseline AE of
 #: Maxprob / AC / DoC / ATC, Maxprob (Oracle) upper, Maxprob (Oracle) lower)
@@ -39,15 +38,3 @@ def _share(flags: tuple[bool, ...]) -> float:
     return sum(flags) / len(flags)
 
 
-POWER: dict[str, Power] = {
-    "p1.gold_within_bounds": Power(ShareRule(), _share(WITHIN), "paper 1, Sec. 4.4 and Tables 2-4: 9 of 10 sets (T5)",
-                                   seeds=True, paper_units=WITHIN),  # fmt: skip
-    "p1.mean_bounds_beats_atc_ood": Power(ShareRule(), _share(BEATS_ATC_OOD), "paper 1, Tables 2-4 (T5): 5 of its 6 "
-                                          "OOD sets", seeds=True, paper_units=BEATS_ATC_OOD),  # fmt: skip
-    "p1.mean_bounds_beats_baselines": Power(ShareRule(), _share(BEATS_BASELINES), "paper 1, Tables 2-4 (T5): 7 of "
-                                            "10 sets", seeds=True, paper_units=BEATS_BASELINES),  # fmt: skip
-    "p1.tighter_than_oracle_ood": Power(ShareRule(), _share(TIGHTER_OOD), "paper 1, Tables 2-4 (T5): 4 of its 6 OOD "
-                                        "sets", seeds=True, paper_units=TIGHTER_OOD),  # fmt: skip
-    "p1.bounds_close": Power(MeanRule("width"), sum(WIDTHS_T2_T3) / len(WIDTHS_T2_T3), "paper 1, Tables 2-3 (T5): "
-                             "mean width of its 8 sets", seeds=True, paper_units=WIDTHS_T2_T3),  # fmt: skip
-}

@@ -1,5 +1,5 @@
-"""Size and power of paper 2's claims (:mod:`helpers.claims_power`), at the default profile's sample: ten models
-scored on the same 1,500 ID and 1,500 OOD test examples.
+"""What the error-rate simulations of paper 2's claims take (each claim's ``power=``, :mod:`helpers.claims.power`),
+at the default profile's sample: ten models scored on the same 1,500 ID and 1,500 OOD test examples.
 
 Two families of simulated suites, each with two **null** worlds — ``null``: all ten models drawn from one law (no
 pair differs in expectation in any metric, so no AUC tail failure, no ranking difference, no model above the
@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.claims_power import Power, ShareRule, SimulatedRule
-from helpers.experiments.p2_selective.claims import LARGEST
+from helpers.claims import SimulatedRule
 
-__all__ = ["POWER", "world"]
+__all__ = ["LARGEST", "MODELS", "N_EXAMPLES", "answers", "world"]
+
+#: the suite's largest pre-trained transformer (the paper's RoBERTa-LARGE counterpart)
+LARGEST = "minilm_finetuned"
 
 N_EXAMPLES = 1500
 MODELS = ("bow_sum", "embsum_random", "embsum_minilm", "cnn_random", "cnn_minilm", "lstm_random", "lstm_minilm",
@@ -50,7 +52,7 @@ LAWS = {
 }
 
 
-def _answers(rng: np.random.Generator, n: int, family: str, law: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+def answers(rng: np.random.Generator, n: int, family: str, law: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
     if family == "tail":
         top, rest = law
         conf = rng.uniform(0.5, 1.0, n)
@@ -64,7 +66,7 @@ def _answers(rng: np.random.Generator, n: int, family: str, law: tuple[float, fl
 def world(rng: np.random.Generator, kind: str, *, family: str = "ranking", n: int = N_EXAMPLES) -> dict[str, dict]:
     """``{split: {model: (confidence, correct)}}`` for the ID and OOD splits of one simulated suite."""
     laws = LAWS[(family, kind)]
-    return {split: {m: _answers(rng, n, family, laws[m] if m in laws else laws["*"]) for m in MODELS}
+    return {split: {m: answers(rng, n, family, laws[m] if m in laws else laws["*"]) for m in MODELS}
             for split in ("id", "ood")}
 
 
@@ -76,17 +78,3 @@ def _simulated(draws: int, family: str = "ranking", effect_draws: int | None = N
 
 
 _WORDS = "ours: paper 2 shows its cases as curves; the effect world of this module"
-POWER: dict[str, Power] = {
-    "p2.auc_not_always_better": Power(_simulated(20, "tail"), None, _WORDS, note="superseded rule: a bootstrap of a maximum"),
-    "p2.rankings_differ_accuracy_disca": Power(_simulated(20), None, _WORDS, note="superseded rule"),
-    "p2.rankings_differ_auc_disca": Power(_simulated(20), None, _WORDS, note="superseded rule"),
-    "p2.larger_not_better": Power(_simulated(40, nulls=("null",)), None, _WORDS, note="the spread world is no null "
-                                  "here: its best model is not the largest"),  # fmt: skip
-    "p2.bow_sum_worst_disca": Power(_simulated(40), None, _WORDS),
-    "p2.auc_tail_failure_beyond_noise": Power(_simulated(100, "tail", effect_draws=40), None, _WORDS),
-    "p2.rankings_differ_accuracy_disca_pairs": Power(_simulated(100, effect_draws=40), None, _WORDS),
-    "p2.ood_more_fluctuations": Power(ShareRule(), 0.9, "ours: 'most models' read as 9 of 10 (the paper gives no "
-                                      "count)", seeds=True),  # fmt: skip
-    "p2.disca_orders_tail_failures": Power(ShareRule(), 0.9, "ours: 'fix the limitations' read as 9 in 10 of the "
-                                           "tail failures (the paper gives no count)", seeds=True),  # fmt: skip
-}

@@ -18,19 +18,35 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from helpers.claims import Claim, Decision, bootstrap_decision, share_decision
+from helpers.claims import (
+    MEI_SHARE,
+    Claim,
+    Decision,
+    GroupsRule,
+    Power,
+    ShareRule,
+    bootstrap_decision,
+    share_decision,
+)
+from helpers.experiments.p4_attribution.power import (
+    _GENERAL,
+    _MODELS,
+    _SETTINGS,
+    EXTREME_CELLS,
+    FACTORS_MATCH,
+    PAPER_ACC,
+    PAPER_CONF,
+    PAPER_T1,
+    PAPER_T2,
+    PAPER_T3,
+)
 
 __all__ = ["CLAIMS", "PAPER_T1", "PAPER_T2", "PAPER_FACTORS", "PAPER_ACC_MEAN", "claim_inputs"]
 
 N_BOOT = 1000
-#: paper 4, Table 1 (MSGS): ranking accuracy (%) of ACC, CONF and the window factor per attribution method
-PAPER_T1 = {"morph": dict(ACC=90.9, CONF=50.9, ig=89.2, shap=90.6, lime=92.8),
-            "verb": dict(ACC=94.5, CONF=58.0, ig=92.1, shap=94.0, lime=94.9),
-            "adject": dict(ACC=89.9, CONF=50.5, ig=87.4, shap=92.1, lime=93.5)}  # fmt: skip
-#: paper 4, Table 2 (SHAP): ranking accuracy (%) of the baselines and the factor the paper names per setting
-PAPER_T2 = {("PAWS", "ACC"): 88.7, ("HANS-SUB", "ACC"): 90.6, ("HANS-CON", "ACC"): 81.6,
-            ("PAWS", "CONF"): 9.2, ("HANS-SUB", "CONF"): 40.4, ("HANS-CON", "CONF"): 52.8,
-            ("PAWS", "SWAP-AVG"): 91.4, ("HANS-SUB", "INDEX-DIFF"): 91.3, ("HANS-CON", "CONST"): 87.1}  # fmt: skip
+#: what the seeds share in the claims that resample models: each seed trains its models anew, so the units the
+#: interval resamples (models, their pairs) are redrawn by every seed (helpers.claims.seeds)
+_REDRAWN = "redrawn"
 #: ACC's ranking accuracy (%) in Tables 1-2, mean over the six settings (the headline's paper number)
 PAPER_ACC_MEAN = round(float(np.mean([v["ACC"] for v in PAPER_T1.values()]
                                      + [v for (_, r), v in PAPER_T2.items() if r == "ACC"])), 1)  # fmt: skip
@@ -183,6 +199,8 @@ CLAIMS: tuple[Claim, ...] = (
         decide=_acc_strong,
         cases={"holds": lambda: {"baselines": _baselines(0.9, 0.5), **_BOOT_CASE},
                "fails": lambda: {"baselines": _baselines(0.6, 0.5), **_BOOT_CASE}},
+        power=Power(GroupsRule("mean", of=_MODELS), tuple(PAPER_ACC[s] for s in _SETTINGS),
+                    "paper 4, Tables 1-2: ACC per setting", seeds=True, units=_REDRAWN),
     ),
     Claim(
         id="p4.conf_below_acc", paper="P4",
@@ -196,6 +214,8 @@ CLAIMS: tuple[Claim, ...] = (
         decide=_conf_below_acc,
         cases={"holds": lambda: {"baselines": _baselines(0.9, 0.5), **_BOOT_CASE},
                "fails": lambda: {"baselines": _baselines(0.6, 0.8), **_BOOT_CASE}},
+        power=Power(GroupsRule("max", of=_MODELS), tuple(PAPER_CONF[s] - PAPER_ACC[s] for s in _SETTINGS),
+                    "paper 4, Tables 1-2: CONF - ACC per setting", seeds=True, units=_REDRAWN),
     ),
     Claim(
         id="p4.conf_near_random", paper="P4", exploratory=True,
@@ -206,6 +226,8 @@ CLAIMS: tuple[Claim, ...] = (
         decide=_conf_near_random,
         cases={"holds": lambda: {"baselines": _baselines(0.9, 0.5), **_BOOT_CASE},
                "fails": lambda: {"baselines": _baselines(0.9, 0.8), **_BOOT_CASE}},
+        power=Power(GroupsRule("mean", of=_MODELS), tuple(PAPER_CONF[s] for s in _SETTINGS),
+                    "paper 4, Tables 1-2: CONF per setting", seeds=True, units=_REDRAWN),
     ),
     Claim(
         id="p4.factors_match_acc", paper="P4",
@@ -220,6 +242,9 @@ CLAIMS: tuple[Claim, ...] = (
                   "most of them must match ACC; exact binomial interval over the combinations.",
         decide=lambda factors: _factors_match_acc(factors, reading="a_priori"),
         cases={"holds": lambda: {"factors": _factors(3.0)}, "fails": lambda: {"factors": _factors(-10.0)}},
+        power=Power(ShareRule(), sum(FACTORS_MATCH) / len(FACTORS_MATCH), "paper 4, Tables 1-2: "
+                    "7 of the 12 (setting, factor, attribution) combinations", seeds=True,
+                    paper_units=FACTORS_MATCH),
     ),
     Claim(
         id="p4.factors_match_acc_heldout", paper="P4", exploratory=True,
@@ -232,6 +257,9 @@ CLAIMS: tuple[Claim, ...] = (
                   "after the a-priori readings had failed.",
         decide=lambda factors: _factors_match_acc(factors, reading="protocol"),
         cases={"holds": lambda: {"factors": _factors(3.0)}, "fails": lambda: {"factors": _factors(-10.0)}},
+        power=Power(ShareRule(), sum(FACTORS_MATCH) / len(FACTORS_MATCH), "paper 4, Tables "
+                    "1-2 (as for the a-priori reading)", seeds=True,
+                    paper_units=FACTORS_MATCH),
     ),
     Claim(
         id="p4.guess_beats_acc_arch", paper="P4",
@@ -245,6 +273,8 @@ CLAIMS: tuple[Claim, ...] = (
         decide=_guess_beats_acc,
         cases={"holds": lambda: {"arch": _arch(72.0, 70.0), **_BOOT_CASE},
                "fails": lambda: {"arch": _arch(40.0, 40.0), **_BOOT_CASE}},
+        power=Power(GroupsRule("mean", groups=1), PAPER_T3["GUESS"] - PAPER_T3["ACCURACY"],
+                    "paper 4, Table 3: GUESS 72.0 - ACC 61.0", seeds=True, units=_REDRAWN),
     ),
     Claim(
         id="p4.factors_beat_acc_arch", paper="P4",
@@ -258,6 +288,9 @@ CLAIMS: tuple[Claim, ...] = (
         decide=_factors_beat_acc_arch,
         cases={"holds": lambda: {"arch": _arch(72.0, 75.0), **_BOOT_CASE},
                "fails": lambda: {"arch": _arch(72.0, 35.0), **_BOOT_CASE}},
+        power=Power(GroupsRule("mean", groups=1),
+                    min(PAPER_T3[f] for f in _GENERAL) - PAPER_T3["ACCURACY"],
+                    "paper 4, Table 3: the lowest general factor 69.4 - ACC 61.0", seeds=True, units=_REDRAWN),
     ),
     Claim(
         id="p4.factors_decide_consistently", paper="P4",
@@ -269,6 +302,9 @@ CLAIMS: tuple[Claim, ...] = (
         rationale="'often' read as most (factor, pair) cells of the Table 4 analogue; exact binomial interval.",
         decide=_extreme,
         cases={"holds": lambda: {"table4": _table4(True)}, "fails": lambda: {"table4": _table4(False)}},
+        power=Power(ShareRule(), sum(EXTREME_CELLS) / len(EXTREME_CELLS), "paper 4, Table "
+                    "4: 15 of its 30 cells at <= 5 % or >= 95 %", seeds=True,
+                    paper_units=EXTREME_CELLS, mei=0.65, mei_source=MEI_SHARE),
     ),
 )
 

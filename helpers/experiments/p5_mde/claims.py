@@ -24,7 +24,26 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from helpers.claims import Claim, Decision, bootstrap_clusters, share_decision
+from helpers.claims import (
+    MEI_SHARE,
+    Claim,
+    Decision,
+    GroupsRule,
+    PointRule,
+    Power,
+    ShareRule,
+    bootstrap_clusters,
+    share_decision,
+)
+from helpers.experiments.p5_mde.power import (
+    _IMBALANCE,
+    _MAX2,
+    _MAX2_UNSEEN,
+    _OURS_MAE,
+    _OURS_R2,
+    NATURAL_MAE_GAP,
+    R2_GAP,
+)
 
 __all__ = ["CLAIMS", "claim_inputs"]
 
@@ -220,7 +239,8 @@ def _pair_sets(better_noise: float, *, other_noise: float = 0.04, names=("A", "B
     return pd.DataFrame(rows)
 
 
-def _new_claim(id_: str, statement: str, source: str, better: str, than: str, *, mae: bool = False) -> Claim:
+def _new_claim(id_: str, statement: str, source: str, better: str, than: str, *, power: Power,
+               mae: bool = False) -> Claim:
     """A claim of one of the 2023-2025 methods' own papers, decided on the 95 CIFAR-10-C sets of every backbone
     (registered before the run that first computed it)."""
     if mae:
@@ -240,6 +260,7 @@ def _new_claim(id_: str, statement: str, source: str, better: str, than: str, *,
         decide=decide,
         cases={"holds": lambda: {"cifar95": _pair_sets(0.005, names=(better, than)), "n_boot": 200},
                "fails": lambda: {"cifar95": _pair_sets(0.15, names=(better, than)), "n_boot": 200}},
+        power=power,
     )
 
 
@@ -250,22 +271,23 @@ NEW_METHOD_CLAIMS: tuple[Claim, ...] = (
                "MaNo ... outperforms state-of-the-art baselines [among them COT] across synthetic, natural and "
                "subpopulation shifts (R² of the accuracy prediction)",
                "Xie et al., NeurIPS 2024 (MaNo), Sec. 5 and Tables 1-3; not in the project's paper corpus",
-               "MaNo", "COT"),
+               "MaNo", "COT", power=Power(_MAX2, (-0.02, -0.02), _OURS_R2)),
     _new_claim("p5.cott_mae_below_cot",
                "COTT, the thresholded variant of COT, further reduces the prediction error of COT",
                "Lu et al., NeurIPS 2023 (COT / COTT), Sec. 4.2 and Sec. 5; not in the project's paper corpus",
-               "COTT", "COT", mae=True),
+               "COTT", "COT", mae=True, power=Power(_MAX2, (-1.0, -1.0), "ours: 1 point of MAE (the method's "
+                                                    "paper is not in the corpus)")),
     _new_claim("p5.softmax_corr_r2_above_confscore",
                "SoftmaxCorr ... outperforms ... MaxPred [the maximum softmax probability] in forecasting model "
                "performance on OOD test sets",
                "Tu, Deng, Zheng & Gedeon, TMLR 2024 (SoftmaxCorr), abstract and Sec. 5 (they rank many classifiers "
                "per test set; with two CIFAR backbones the set-level reading is the one our data can decide)",
-               "SoftmaxCorr", "ConfScore"),
+               "SoftmaxCorr", "ConfScore", power=Power(_MAX2, (-0.02, -0.02), _OURS_R2)),
     _new_claim("p5.dispersion_r2_above_frechet",
                "feature separability [the dispersion score] is a better predictor of OOD accuracy than the "
                "distribution distance between training and test features",
                "Xie et al., NeurIPS 2023 (Dispersion), Sec. 1 and Sec. 5; not in the project's paper corpus",
-               "Dispersion", "Frechet"),
+               "Dispersion", "Frechet", power=Power(_MAX2, (-0.02, -0.02), _OURS_R2)),
 )
 
 
@@ -283,6 +305,8 @@ _PAPER_CLAIMS: tuple[Claim, ...] = (
                   "types (a type's 5 severities on every backbone).",
         decide=lambda cifar95, measures, n_boot=N_BOOT: _mde_r2_gap(cifar95, measures, n_boot),
         cases={"holds": lambda: _case(cifar95=_sets(0.005)), "fails": lambda: _case(cifar95=_sets(0.15))},
+        power=Power(_MAX2, (R2_GAP, R2_GAP), "paper 5, Table 1 (CIFAR-10, ResNet-20): nuclear norm "
+                    "0.959 - MDE 0.964"),
     ),
     Claim(
         id="p5.mde_lowest_unseen_mae", paper="P5", superseded_by="p5.mde_lowest_natural_mae",
@@ -296,6 +320,8 @@ _PAPER_CLAIMS: tuple[Claim, ...] = (
                   "bootstrap over the unseen sets (each drawn on every backbone).",
         decide=lambda sets, measures, n_boot=N_BOOT: _mde_mae_gap(sets, measures, n_boot=n_boot),
         cases={"holds": lambda: _case(sets=_sets(0.005)), "fails": lambda: _case(sets=_sets(0.15))},
+        power=Power(_MAX2_UNSEEN, (NATURAL_MAE_GAP, NATURAL_MAE_GAP), "paper 5, Sec. 4.3: natural-shift "
+                    "MAE 3.14 vs 5.25 (the claim is decided on stress sets)"),
     ),
     Claim(
         id="p5.temperature_one_best", paper="P5", superseded_by="p5.temperature_one_best_rho",
@@ -307,6 +333,8 @@ _PAPER_CLAIMS: tuple[Claim, ...] = (
         rationale="'the best performance appears in T = 1' on most setups; exact binomial interval over setups.",
         decide=_temperature,
         cases={"holds": lambda: {"sweep": _sweep(True)}, "fails": lambda: {"sweep": _sweep(False)}},
+        power=Power(ShareRule(), 0.0, "paper 5, Table 9: the best R² is at T = 0.01, not T = 1",
+                    paper_units=(False,), mei=0.65, mei_source=MEI_SHARE),
     ),
     Claim(
         id="p5.strong_noise_beats_nuclear_norm", paper="P5",
@@ -320,6 +348,7 @@ _PAPER_CLAIMS: tuple[Claim, ...] = (
         decide=lambda sets, measures, n_boot=N_BOOT: _mde_mae_gap(sets, measures, versus="NuclearNorm",
                                                                   n_boot=n_boot),
         cases={"holds": lambda: _case(sets=_sets(0.005)), "fails": lambda: _case(sets=_sets(0.15))},
+        power=Power(_MAX2_UNSEEN, (-1.0, -1.0), _OURS_MAE),
     ),
     Claim(
         id="p5.imbalance_beats_nuclear_norm", paper="P5", superseded_by="p5.imbalance_beats_nuclear_norm_moderate",
@@ -334,6 +363,8 @@ _PAPER_CLAIMS: tuple[Claim, ...] = (
         decide=_imbalance,
         cases={"holds": lambda: {"imbalance": _imb(True), "n_boot": 200},
                "fails": lambda: {"imbalance": _imb(False), "n_boot": 200}},
+        power=Power(GroupsRule("mean", groups=1, of=_IMBALANCE), -1.0,
+                    _OURS_MAE),
     ),
 )
 
@@ -354,6 +385,9 @@ AS_WRITTEN: tuple[Claim, ...] = (
         decide=_imbalance_moderate,
         cases={"holds": lambda: {"imbalance": _imb(True), "n_boot": 200},
                "fails": lambda: {"imbalance": _imb(False), "n_boot": 200}},
+        power=Power(GroupsRule("max", groups=4, se=1.4, of=_IMBALANCE), (-1.0,) * 4,
+                    _OURS_MAE + "; four ratios r >= 0.4; se per ratio twice the "
+                    "all-ratio mean's (its published interval)"),
     ),
     Claim(
         id="p5.temperature_one_best_rho", paper="P5",
@@ -368,6 +402,8 @@ AS_WRITTEN: tuple[Claim, ...] = (
         decide=_temperature_rho,
         cases={"holds": lambda: {"sweep": _sweep(True, "spearman_rho")},
                "fails": lambda: {"sweep": _sweep(False, "spearman_rho")}},
+        power=Power(ShareRule(n=9), 1.0, "paper 5, Table 9: the best ρ is at T = 1 on its one "
+                    "setup", paper_units=(True,)),
     ),
     Claim(
         id="p5.mde_lowest_natural_mae", paper="P5",
@@ -381,6 +417,8 @@ AS_WRITTEN: tuple[Claim, ...] = (
         decide=lambda **_: Decision(float("nan"), float("nan"), float("nan")),
         untested="the natural shifted sets of Tables 3-4 (CIFAR-10.1/10.2, CINIC-10, STL-10, ...) are not in the "
                  "project's data",
+        power=Power(PointRule("no data", needed="the natural shifted sets (not in the data)"),
+                    NATURAL_MAE_GAP, "paper 5, Sec. 4.3"),
     ),
 )
 

@@ -1,4 +1,5 @@
-"""Size and power of the benchmark's own claims (:mod:`helpers.claims_power`), at the default profile's sample.
+"""What the error-rate simulations of the benchmark's own claims take (each claim's ``power=``,
+:mod:`helpers.claims.power`), at the default profile's sample.
 
 Pooled coverage is a share of sets (exact binomial); its effect is the nominal 0.90 the conformal intervals are
 built for.  "No family below nominal" counts families whose own interval lies below 0.90: its null world has one
@@ -13,11 +14,9 @@ import numpy as np
 import pandas as pd
 
 from helpers.claims import clopper_pearson
-from helpers.claims_power import GroupsRule, PointRule, Power, ShareRule, SimulatedRule
-from helpers.experiments.p6_benchmark.beyond import KINDS
 from helpers.paths import REPO_ROOT
 
-__all__ = ["POWER", "families_world"]
+__all__ = ["NOMINAL", "families_world"]
 
 NOMINAL = 0.90
 
@@ -45,16 +44,3 @@ def families_world(kind: str):
         return {"check": pd.DataFrame(rows)}
 
     return draw
-
-
-POWER: dict[str, Power] = {}
-for _kind in KINDS:
-    POWER[f"bench.lofo_{_kind}_pooled_coverage"] = Power(ShareRule(), NOMINAL, "ours: the nominal coverage")
-    POWER[f"bench.lofo_{_kind}_families_below_nominal"] = Power(
-        SimulatedRule(families_world(_kind), "the published families and their sets", draws=400), None,
-        "ours: every family at the nominal 0.90; null: the largest family at 0.85")
-POWER["bench.lofo_stacked_beats_every_method"] = Power(PointRule("one MAE comparison per single method"), None,
-                                                       "ours")  # fmt: skip
-POWER["bench.conformal_spread_narrower"] = Power(PointRule("two widths read off the pooled curves"), None, "ours")
-POWER["bench.stacked_sota_beats_best_new_method"] = Power(GroupsRule("mean", groups=1), -1.0, "ours: 1 point of "
-                                                          "MAE")  # fmt: skip

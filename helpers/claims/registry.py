@@ -8,15 +8,8 @@ its paper's claims in ``claims.py`` (``CLAIMS``); the notebooks call them and re
 :func:`record_claim`; :func:`collect_claims` reads a run's outcomes back into one row per claim, the table behind
 ``figures/claims.csv``.
 
-The verdict comes from a 95 % interval of the estimate (bootstrap over whatever the quantity is sampled over, or an
-exact binomial interval for a share of setups), never from the point estimate alone:
-
-======================  ==================================================================
-criterion ``q >= t``    **holds** when the interval's lower end is ``>= t``, **fails** when its upper end is ``< t``,
-                        otherwise **undecided** (the interval straddles the criterion)
-``q > t``, ``q <= t``,  likewise, with the strict or reversed comparison
-``q < t``
-======================  ==================================================================
+Each outcome is decided by a 95 % interval (:mod:`helpers.claims.decision`) and published certified by its rule's
+error rates (:mod:`helpers.claims.verdicts`).
 
 A criterion never changes after its result is known: a new reading becomes a new claim id.  Readings chosen after
 seeing results are registered with ``exploratory=True`` and kept out of the tally, as are the benchmark's own
@@ -37,59 +30,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from helpers.claims.decision import DIRECTIONS, Decision, verdict
 from helpers.errors import InputValidationError
 from helpers.run.results import results_dir
 
-__all__ = [
-    "Claim",
-    "Decision",
-    "VERDICTS",
-    "INTERVAL_VERDICTS",
-    "CLAIM_COLUMNS",
-    "verdict",
-    "clopper_pearson",
-    "share_decision",
-    "bootstrap_decision",
-    "bootstrap_groups",
-    "bootstrap_clusters",
-    "record_claim",
-    "decide_and_record",
-    "collect_claims",
-    "stability_table",
-    "tally",
-    "superseded",
-    "claim_kinds",
-    "claim_entry",
-    "format_estimate",
-]
+__all__ = ["Claim", "VERDICTS", "CLAIM_COLUMNS", "record_claim", "decide_and_record", "collect_claims",
+           "stability_table", "tally", "superseded", "claim_kinds", "claim_entry", "format_estimate"]  # fmt: skip
 
-#: what an interval says of its criterion (:func:`verdict`)
-INTERVAL_VERDICTS = ("holds", "fails", "undecided")
-#: a claim's verdict in ``claims.csv``: the interval's, ``underpowered`` where its rule cannot decide at its sample
-#: (:mod:`helpers.claims_power`), ``untested`` where the project has no data for it
-VERDICTS = (*INTERVAL_VERDICTS, "underpowered", "untested")
-_DIRECTIONS = (">=", ">", "<=", "<")
+#: a claim's published verdict (:mod:`helpers.claims.verdicts`): the interval's where its rule's error rate
+#: certifies it, ``indistinguishable`` where the rule's size exceeds 0.05, ``undecided`` / ``underpowered`` by power,
+#: ``untested`` where the project has no data for it
+VERDICTS = ("holds", "fails", "undecided", "underpowered", "indistinguishable", "untested")
 #: the columns of ``figures/claims.csv`` (one row per distinct claim)
 CLAIM_COLUMNS = [
     "paper", "id", "statement", "source", "quantity", "criterion", "criterion_source", "estimate", "low", "high",
     "verdict", "setups_held", "setups", "seeds_held", "seeds", "own", "exploratory", "notebook", "rationale",
-    "seed_verdicts", "superseded_by", "group", "interval_verdict", "size", "power", "needed", "paper_estimate",
-    "paper_verdict", "units", "run_estimate", "run_low", "run_high", "run_verdict",
+    "seed_verdicts", "superseded_by", "group", "interval_verdict", "size", "size_draws", "size_high", "power",
+    "power_draws", "power_low", "false_fail", "false_fail_draws", "false_fail_high", "power_at", "effect_source",
+    "needed", "paper_estimate", "paper_verdict", "units", "run_estimate", "run_low", "run_high", "run_verdict", "note",
 ]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What deciding a claim measured: the estimate, its 95 % interval ``[low, high]`` and, for a claim checked on
-    several setups, how many setups held and the per-setup detail (one row per setup)."""
-
-    estimate: float
-    low: float
-    high: float
-    setups_held: int | None = None
-    setups: int | None = None
-    detail: pd.DataFrame | None = None
-    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -130,6 +89,9 @@ class Claim:
     untested : str
         Why the project cannot decide the claim (its data are not available); the verdict is ``untested`` and
         ``decide`` is not called.
+    power : helpers.claims.Power
+        How the claim's rule is simulated for its error rates (:mod:`helpers.claims.power`): its verdict is
+        published only as far as they certify it.
     """
 
     id: str
@@ -148,10 +110,11 @@ class Claim:
     superseded_by: str = ""
     group: str = ""
     untested: str = ""
+    power: Any = None
 
     def __post_init__(self) -> None:
-        if self.direction not in _DIRECTIONS:
-            raise InputValidationError(f"direction: expected one of {_DIRECTIONS}, got {self.direction!r}")
+        if self.direction not in DIRECTIONS:
+            raise InputValidationError(f"direction: expected one of {DIRECTIONS}, got {self.direction!r}")
         if self.criterion_source not in ("paper", "ours"):
             raise InputValidationError(f"criterion_source: expected 'paper' or 'ours', got {self.criterion_source!r}")
         if self.group not in ("", "paper", "method", "own"):
@@ -177,149 +140,6 @@ class Claim:
         decision = Decision(float("nan"), float("nan"), float("nan"), note=self.untested) if self.untested else (
             self.decide(**inputs))
         return decision, self.verdict(decision)
-
-
-def verdict(low: float, high: float, threshold: float, direction: str) -> str:
-    """The verdict of a 95 % interval ``[low, high]`` under the criterion ``estimate <direction> threshold``.
-
-    >>> verdict(0.82, 0.95, 0.8, ">=")
-    'holds'
-    >>> verdict(0.40, 0.79, 0.8, ">=")
-    'fails'
-    >>> verdict(0.60, 0.95, 0.8, ">=")
-    'undecided'
-    >>> verdict(-0.05, -0.01, 0.0, "<")
-    'holds'
-    """
-    if direction not in _DIRECTIONS:
-        raise InputValidationError(f"direction: expected one of {_DIRECTIONS}, got {direction!r}")
-    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
-        return "undecided"
-    t = threshold
-    ok = {">=": low >= t, ">": low > t, "<=": high <= t, "<": high < t}[direction]
-    bad = {">=": high < t, ">": high <= t, "<=": low > t, "<": low >= t}[direction]
-    return "holds" if ok else "fails" if bad else "undecided"
-
-
-def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact binomial interval of a share ``k / n`` (Clopper & Pearson, 1934).
-
-    >>> [round(v, 3) for v in clopper_pearson(9, 10)]
-    [0.555, 0.997]
-    >>> clopper_pearson(0, 0)
-    (nan, nan)
-    """
-    from scipy.stats import beta
-
-    if n <= 0:
-        return float("nan"), float("nan")
-    if not 0 <= k <= n:
-        raise InputValidationError(f"k: expected 0 <= k <= n = {n}, got {k}")
-    a = (1 - level) / 2
-    low = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
-    high = 1.0 if k == n else float(beta.ppf(1 - a, k + 1, n - k))
-    return low, high
-
-
-def share_decision(flags: Sequence[bool] | pd.Series, detail: pd.DataFrame | None = None) -> Decision:
-    """The share of setups where a per-setup condition holds, with its exact binomial interval over setups.
-
-    ``flags`` may hold NaN for a setup where the condition is undefined: it is left out.
-    """
-    values = pd.Series(flags, dtype=float).dropna()
-    n, k = len(values), int(values.sum())
-    low, high = clopper_pearson(k, n)
-    return Decision(k / n if n else float("nan"), low, high, setups_held=k, setups=n, detail=detail)
-
-
-def bootstrap_groups(
-    statistic: Callable[[dict[Any, np.ndarray]], float],
-    sizes: Mapping[Any, int],
-    *,
-    n_boot: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
-    **decision: Any,
-) -> Decision:
-    """``statistic({group: index})`` on every group's units, and its percentile interval over ``n_boot`` replicates
-    that resample each group's units independently, with replacement (a stratified bootstrap: test points within
-    each pair, sets within each backbone, model pairs within each setting).  One seeded generator: the same inputs
-    give the same interval.  ``decision`` goes to :class:`Decision` (setups held, detail, note).
-
-    Replicates where the statistic is undefined (NaN) are left out; with fewer than half defined, or a group of
-    fewer than two units, the interval is NaN (no verdict).
-    """
-    rng = np.random.default_rng(seed)
-    estimate = float(statistic({g: np.arange(n) for g, n in sizes.items()}))
-    if not sizes or min(sizes.values()) < 2:
-        return Decision(estimate, float("nan"), float("nan"), **decision)
-    reps = [statistic({g: rng.integers(0, n, n) for g, n in sizes.items()}) for _ in range(n_boot)]
-    return _percentile_decision(estimate, reps, level, decision)
-
-
-def bootstrap_clusters(
-    statistic: Callable[[dict[Any, np.ndarray]], float],
-    labels: Mapping[Any, Sequence[Any]],
-    *,
-    n_boot: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
-    **decision: Any,
-) -> Decision:
-    """``statistic({group: index})`` on every group's rows, and its percentile interval over ``n_boot`` replicates
-    that resample whole clusters: the cluster labels (``labels[group]``: one per row; a label names the same
-    cluster in every group — a corruption type, all its severities, on every backbone) are drawn with replacement,
-    and each group's index holds every row of each drawn label, as often as it is drawn.
-
-    Replicates where the statistic is undefined (NaN) are left out; with fewer than half defined, or fewer than two
-    clusters, the interval is NaN (no verdict).
-
-    >>> labels = {"a": ["x", "x", "y", "z"]}
-    >>> d = bootstrap_clusters(lambda idx: float(np.mean(np.array([1.0, 1.0, 3.0, 5.0])[idx["a"]])), labels)
-    >>> d.estimate, 1.0 <= d.low <= d.high <= 5.0
-    (2.5, True)
-    """
-    rng = np.random.default_rng(seed)
-    rows = {g: pd.Series(np.arange(len(v))).groupby(np.asarray(v, dtype=object)).agg(list) for g, v in labels.items()}
-    names = sorted(set().union(*[set(r.index) for r in rows.values()]), key=str)
-    estimate = float(statistic({g: np.arange(len(v)) for g, v in labels.items()}))
-    if len(names) < 2:
-        return Decision(estimate, float("nan"), float("nan"), **decision)
-    empty: list[int] = []
-
-    def replicate() -> float:
-        draw = [names[i] for i in rng.integers(0, len(names), len(names))]
-        return statistic({g: np.array([j for c in draw for j in (r[c] if c in r.index else empty)], dtype=int)
-                          for g, r in rows.items()})  # fmt: skip
-
-    return _percentile_decision(estimate, [replicate() for _ in range(n_boot)], level, decision)
-
-
-def _percentile_decision(estimate: float, replicates: Sequence[float], level: float, decision: Mapping[str, Any]
-                         ) -> Decision:  # fmt: skip
-    """The percentile interval of the defined ``replicates`` (NaN with fewer than half of them defined)."""
-    reps = np.asarray(replicates, dtype=float)
-    n_boot = len(reps)
-    reps = reps[np.isfinite(reps)]
-    if len(reps) < n_boot / 2:
-        return Decision(estimate, float("nan"), float("nan"), **decision)
-    a = (1 - level) / 2
-    low, high = (float(v) for v in np.quantile(reps, [a, 1 - a]))
-    return Decision(estimate, low, high, **decision)
-
-
-def bootstrap_decision(
-    statistic: Callable[[np.ndarray], float],
-    n: int,
-    *,
-    n_boot: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
-    **decision: Any,
-) -> Decision:
-    """``statistic(index)`` on all ``n`` units and its percentile interval over ``n_boot`` resamples of the units
-    (:func:`bootstrap_groups` with one group)."""
-    return bootstrap_groups(lambda idx: statistic(idx[0]), {0: n}, n_boot=n_boot, seed=seed, level=level, **decision)
 
 
 def _claims_dir(results: str | os.PathLike[str] | None) -> Path:
@@ -381,9 +201,11 @@ def decide_and_record(claims: Sequence[Claim], inputs: Mapping[str, Mapping[str,
     return pd.DataFrame(rows)
 
 
-#: columns that publishing adds (seeds, the rule's size and power); a run's records do not have them
-_PUBLISH_ONLY = ("seeds_held", "seeds", "seed_verdicts", "interval_verdict", "size", "power", "needed",
-                 "paper_estimate", "paper_verdict", "units", "run_estimate", "run_low", "run_high", "run_verdict")
+#: columns that publishing adds (seeds, the rule's error rates); a run's records do not have them
+_PUBLISH_ONLY = ("seeds_held", "seeds", "seed_verdicts", "interval_verdict", "size", "size_draws", "size_high",
+                 "power", "power_draws", "power_low", "false_fail", "false_fail_draws", "false_fail_high", "power_at",
+                 "effect_source", "needed", "paper_estimate", "paper_verdict", "units", "run_estimate", "run_low",
+                 "run_high", "run_verdict")  # fmt: skip
 
 
 def collect_claims(results: str | os.PathLike[str]) -> pd.DataFrame:
@@ -396,7 +218,7 @@ def collect_claims(results: str | os.PathLike[str]) -> pd.DataFrame:
                 rows.append(json.loads(line))
             except json.JSONDecodeError:  # a line cut by a hard kill
                 continue
-    columns = [c for c in CLAIM_COLUMNS if c not in _PUBLISH_ONLY] + ["note"]
+    columns = [c for c in CLAIM_COLUMNS if c not in _PUBLISH_ONLY]
     if not rows:
         return pd.DataFrame(columns=columns)
     df = pd.DataFrame(rows).drop_duplicates("id", keep="last")
@@ -455,13 +277,16 @@ def claim_kinds(claims: pd.DataFrame) -> pd.Series:
 
 def tally(claims: pd.DataFrame) -> pd.DataFrame:
     """Per paper: distinct paper claims per verdict (:data:`VERDICTS`), with the benchmark's own claims apart and
-    exploratory readings and superseded rules left out."""
-    cols = ["paper", "kind", "claims", *VERDICTS]
+    exploratory readings and superseded rules left out; ``one run`` counts the claims decided on one run (fewer
+    than three seeds: their verdict says nothing of another training seed)."""
+    cols = ["paper", "kind", "claims", *VERDICTS, "one run"]
     if claims.empty:
         return pd.DataFrame(columns=cols)
     df = claims.assign(kind=claim_kinds(claims)).dropna(subset=["kind"])
+    seeds = pd.to_numeric(df["seeds"], errors="coerce").fillna(1) if "seeds" in df else pd.Series(1, index=df.index)
     rows = []
     for (paper, kind), g in df.groupby(["paper", "kind"], sort=True):
+        one = int(((seeds.loc[g.index] < 3) & g["verdict"].ne("untested")).sum())
         rows.append({"paper": paper, "kind": kind, "claims": len(g),
-                     **{v: int((g["verdict"] == v).sum()) for v in VERDICTS}})  # fmt: skip
+                     **{v: int((g["verdict"] == v).sum()) for v in VERDICTS}, "one run": one})  # fmt: skip
     return pd.DataFrame(rows, columns=cols)
