@@ -303,4 +303,4 @@ def test_every_published_verdict_is_what_its_interval_and_rates_certify():
         assert r.verdict == expected, (r.id, r.interval_verdict, r.verdict, expected)
         if r.verdict in ("holds", "fails"):
             assert (r.size_high if r.verdict == "holds" else r.false_fail_high) <= 0.05, r.id
-        assert r.verdict in ("undecided", "underpowered") or not str(r.needed or "").strip(), r.id
+        assert r.verdict in ("undecided", "underpowered") or pd.isna(r.needed) or not str(r.needed).strip(), r.id

@@ -91,3 +91,16 @@ def test_refresh_on_the_committed_records_rewrites_the_committed_files_byte_for_
     changed = [f for f in files if (tmp_path / f).read_bytes() != (REPO_ROOT / f).read_bytes()]
     assert not changed, f"python -m helpers claims refresh changes {changed}: regenerate and commit them"
     assert len(pd.read_csv(tmp_path / "figures" / "claims.csv")) == len(registered())
+
+
+def test_the_refresh_command_on_a_copy_of_the_figures(tmp_path, capsys):
+    from helpers.__main__ import main
+
+    if not (REPO_ROOT / "figures" / "claims_power.csv").exists():
+        pytest.skip("no committed claims")
+    shutil.copytree(REPO_ROOT / "figures", tmp_path / "figures")
+    assert main(["claims", "refresh", "--only", "01", "--figures", str(tmp_path / "figures")]) == 0
+    said = capsys.readouterr().out
+    assert "rules simulated" in said and "claims.csv:" in said
+    assert (tmp_path / "figures" / "claims_power.csv").read_bytes() == (
+        REPO_ROOT / "figures" / "claims_power.csv").read_bytes()

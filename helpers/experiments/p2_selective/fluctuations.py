@@ -56,7 +56,9 @@ def matched_fluctuations(splits: Mapping[str, Mapping[str, tuple[np.ndarray, np.
         n, k = len(right_ood), int(round(right_ood.mean() * len(right_ood)))
         pools = (np.flatnonzero(right_id), np.flatnonzero(~right_id))
         counts = []
-        for _ in range(matches):
+        if any(size and not len(pool) for pool, size in zip(pools, (k, n - k))):  # no ID answer of a kind needed
+            counts.append(float("nan"))
+        for _ in range(matches if not counts else 0):
             take = np.concatenate([rng.choice(pool, size, replace=size > len(pool))
                                    for pool, size in zip(pools, (k, n - k)) if size])  # fmt: skip
             counts.append(fluctuations(conf_id[take], right_id[take], decimals=decimals).count)
@@ -64,7 +66,9 @@ def matched_fluctuations(splits: Mapping[str, Mapping[str, tuple[np.ndarray, np.
                      "fluctuations_ood": fluctuations(conf_ood, right_ood, decimals=decimals).count,
                      "fluctuations_id_matched": float(np.mean(counts))})  # fmt: skip
     detail = pd.DataFrame(rows)
-    return share_decision(detail["fluctuations_ood"] > detail["fluctuations_id_matched"], detail=detail)
+    more = (detail["fluctuations_ood"] > detail["fluctuations_id_matched"]).where(
+        detail["fluctuations_id_matched"].notna())  # a model with no ID answer of a kind it needs is left out
+    return share_decision(more, detail=detail)
 
 
 def world(rng: np.random.Generator, kind: str, n: int = N_EXAMPLES) -> dict:
