@@ -115,9 +115,8 @@ def _counts(mine: pd.DataFrame) -> str:
         out.append(f"other methods' papers: {_said(others)}")
     if len(own):
         out.append(f"own: {_said(own)}")
-    one = pd.to_numeric(mine["seeds"], errors="coerce").fillna(1).lt(3) & mine["verdict"].ne("untested") if (
-        "seeds" in mine and len(mine)) else pd.Series(dtype=bool)
-    if len(one) and one[kinds.notna()].all():
+    decided = mine[kinds.notna() & mine["verdict"].ne("untested")] if len(mine) else mine
+    if "seeds" in decided and len(decided) and pd.to_numeric(decided["seeds"], errors="coerce").fillna(1).lt(3).all():
         out.append("all decided on one run")
     return "; ".join(out) if out else "-"
 
