@@ -188,11 +188,18 @@ def claim_bullets(claims: pd.DataFrame) -> str:
                 f" *(superseded by `{sup}`: outside the tally)*" if sup and sup != "nan" else
                 " *(another method's paper)*" if str(getattr(r, "group", "")) == "method" else "")  # fmt: skip
         held = ", ".join(x for x in (f"setups {of(r.setups_held, r.setups)}" if of(r.setups_held, r.setups) else "",
-                                      f"seeds {of(r.seeds_held, r.seeds)}") if x)  # fmt: skip
+                                      f"seeds {of(r.seeds_held, r.seeds)}" + (
+                                          ", decided on one run" if _one_run(r) else "")) if x)  # fmt: skip
         lines.append(f"- **`{r.id}`**{kind} ({r.source}): “{r.statement}”. Criterion ({r.criterion_source}): "
                      f"{r.criterion}. Here{_over_seeds(r)}: {interval_text(r.estimate, r.low, r.high)} → "
                      f"**{r.verdict}**{rule(r)} ({held}). {getattr(r, 'rationale', '') or ''}".rstrip())  # fmt: skip
     return "\n".join(lines)
+
+
+def _one_run(r: Any) -> bool:
+    """A claim decided on a single run (fewer than three seeds), untested ones aside."""
+    seeds = pd.to_numeric(pd.Series([getattr(r, "seeds", 1)]), errors="coerce").fillna(1).iloc[0]
+    return bool(seeds < 3 and getattr(r, "verdict", "") != "untested")
 
 
 def interval_text(estimate: Any, low: Any, high: Any) -> str:
