@@ -218,8 +218,9 @@ def published_claims(claims: pd.DataFrame, stability: pd.DataFrame | None, dest:
     from helpers.claims.refresh import redrawn_ids
     from helpers.claims.verdicts import claims_csv
 
-    times = Path(dest) / "run_times.csv"
-    cpu = pd.read_csv(times).set_index("notebook")["cpu_s"].dropna().to_dict() if times.exists() else {}
+    path = Path(dest) / "run_times.csv"
+    times = pd.read_csv(path) if path.exists() else pd.DataFrame()
+    cpu = times.set_index("notebook")["cpu_s"].dropna().to_dict() if {"notebook", "cpu_s"} <= set(times) else {}
     return claims_csv(claims, stability, read_power(dest), redrawn=redrawn_ids(), cpu_s=cpu)
 
 
