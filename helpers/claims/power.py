@@ -224,15 +224,7 @@ def simulate(claim: Claim, spec: Power, *, figures: str | Path, draws: int = DRA
     if cells is not None:
         return _simulate_seeds(claim, spec, row, cells, out, figures, rng, draws, value)
     if isinstance(rule, SimulatedRule):
-        size, _ = rule.outcomes(claim, "null", rng)
-        power, false_fail = rule.outcomes(claim, "effect", rng)
-        out.update(units=rule.units(), null="worlds: " + ", ".join(rule.nulls), effect="world: effect")
-        for name, rate in (("size", size), ("power", power), ("false_fail", false_fail)):
-            _put(out, name, rate)
-        out = _finish(out)
-        if not out["decidable"]:
-            out["needed"] = "a rule or sample not simulated here (only the published sample is)"
-        return out
+        return _simulated_row(claim, rule, out, rng, shared=True, units=rule.units(), sample="sample is")
     needs_row = isinstance(rule, MeanRule) or (isinstance(rule, ShareRule) and rule.n is None) or (
         isinstance(rule, GroupsRule) and rule.se is None)
     if row is None and needs_row:
@@ -276,6 +268,20 @@ def simulate(claim: Claim, spec: Power, *, figures: str | Path, draws: int = DRA
     out["needed"] = _needed(lambda m: rates(m)[:2], start, m_label, step=step, limit=limit,
                             known=(size, power), seed_sd=seed_sd)  # fmt: skip
     return _finish(out)
+
+
+def _simulated_row(claim: Claim, rule: SimulatedRule, out: dict[str, Any], rng: np.random.Generator, *,
+                   shared: bool, units: str, sample: str) -> dict[str, Any]:  # fmt: skip
+    """The row of a :class:`SimulatedRule` (over its ``seeds``): its own worlds give size, power and false-fail."""
+    size, _ = rule.outcomes(claim, "null", rng, shared=shared)
+    power, false_fail = rule.outcomes(claim, "effect", rng, shared=shared)
+    out.update(units=units, null="worlds: " + ", ".join(rule.nulls), effect="world: effect")
+    for name, rate in (("size", size), ("power", power), ("false_fail", false_fail)):
+        _put(out, name, rate)
+    out = _finish(out)
+    if not out["decidable"]:
+        out["needed"] = f"a rule or sample not simulated here (only the published {sample})"
+    return out
 
 
 def _effect_rates(outcomes: Callable[[Any], tuple[Rate, Rate]], value: Any) -> tuple[Rate, Rate]:
@@ -329,17 +335,8 @@ def _simulate_seeds(claim: Claim, spec: Power, row: pd.Series, cells: pd.DataFra
     rule, t, s, shared = spec.rule, claim.threshold, len(cells), spec.units == "shared"
     seed_sd = float(out["seed_sd"])
     if isinstance(rule, SimulatedRule):
-        seeded = replace(rule, seeds=s)
-        size, _ = seeded.outcomes(claim, "null", rng, shared=shared)
-        power, false_fail = seeded.outcomes(claim, "effect", rng, shared=shared)
-        out.update(units=f"{s} seeds x {rule.units()}", null="worlds: " + ", ".join(rule.nulls),
-                   effect="world: effect")  # fmt: skip
-        for name, rate in (("size", size), ("power", power), ("false_fail", false_fail)):
-            _put(out, name, rate)
-        out = _finish(out)
-        if not out["decidable"]:
-            out["needed"] = "a rule or sample not simulated here (only the published seeds are)"
-        return out
+        return _simulated_row(claim, replace(rule, seeds=s), out, rng, shared=shared,
+                              units=f"{s} seeds x {rule.units()}", sample="seeds are")  # fmt: skip
     out.update(_paper_decision(claim, spec))
     se = float(np.sqrt(np.mean(((cells["high"] - cells["low"]) / (2 * Z)) ** 2)))
     if isinstance(rule, ShareRule):
