@@ -348,8 +348,8 @@ CLAIMS: tuple[Claim, ...] = (
         quantity="share of models whose OOD curve has more fluctuations than their ID curve at the OOD accuracy "
                  "(ID examples drawn with the OOD size and share of right answers, mean of 20 draws)",
         threshold=0.5, direction=">", criterion_source="paper",
-        rationale="'most models' = more than half, as for p2.ood_more_fluctuations, whose rule holds in most worlds "
-                  "where only OOD accuracy drops; here each model's OOD curve is compared with its ID curve at the "
+        rationale="'most models' = more than half, as for p2.ood_more_fluctuations, whose rule holds in a large share "
+                  "of the worlds where only OOD accuracy drops; here each model's OOD curve is compared with its ID curve at the "
                   "same accuracy, so a lower OOD accuracy alone does not make the claim hold; exact binomial "
                   "interval over models.",
         decide=matched_fluctuations,
