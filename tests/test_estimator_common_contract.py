@@ -34,12 +34,16 @@ Y = RNG.integers(0, 4, 120)
 Z[np.arange(120), Y] += 2.0
 FEATURES = RNG.normal(size=(120, 5))
 PROJ = RNG.normal(size=(4, 5))  # features of a shifted set: its logits projected to 5 dimensions
-NEEDS_FEATURES = {"dispersion"}  # estimators that need penultimate features beside the logits
+NEEDS_FEATURES = {"dispersion", "gdscore"}  # estimators that need penultimate features beside the logits
+COLLECTION = {"aline_s", "aline_d"}  # estimators that read a collection of models (three more, on the same rows)
+OTHERS = {f"m{i}": Z * (1 - 0.2 * i) + RNG.normal(size=Z.shape) for i in range(1, 4)}
 
 
 def _shifted(name: str) -> dict:
     """Labelled shifted sets for an estimator that learns from them (the stacked estimator, and the scores' line)."""
     est = get_estimator(name)
+    if name in COLLECTION:  # not shifted sets: the collection's other models on the reference
+        return {"others": OTHERS}
     if not (learns_from_shifted_sets(est) or getattr(est, "output", "accuracy") == "score"):
         return {}
     sets = {}
@@ -52,6 +56,8 @@ def _shifted(name: str) -> dict:
 
 
 def _extra(name: str) -> dict:
+    if name in COLLECTION:
+        return {"others": OTHERS}
     return {"other_logits": Z + RNG.normal(size=Z.shape)} if name == "agreement" else {}
 
 

@@ -56,14 +56,13 @@ matrix of Correct/Incorrect votes into paper 1's upper and lower bounds.
 """
 
 from helpers.estimators._common import (
-    LabelFreeEstimator,
-    Prepared,
     logsumexp_rows,
     resolve_logits,
     resolve_probs,
     softmax,
 )
 from helpers.estimators.agreement import AgreementScore, agreement_score
+from helpers.estimators.aline import ALineD, ALineS, aline_accuracies
 from helpers.estimators.atc import ATC, ATC_RULES, atc_accuracy, atc_scores, atc_threshold
 from helpers.estimators.base import (
     BaseEstimator,
@@ -124,9 +123,18 @@ from helpers.estimators.dispersity import (
     nuclear_norm_score,
 )
 from helpers.estimators.energy import MDE, AverageEnergy, average_energy, free_energy, mde, mde_parts
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
+from helpers.estimators.gdscore import GdScore, gdscore, gdscore_inputs
 from helpers.estimators.mano import MaNo, mano_criterion, mano_normalize, mano_score
 from helpers.estimators.metaset import MetaSetRegression, compare_measures, metaset_predict, metaset_report
 from helpers.estimators.prior_shift import ConfusionMatrixShift, pacc_prevalences
+from helpers.estimators.ranking import (
+    COLLECTION_METHODS,
+    ModelRanking,
+    agreement_with_interval,
+    rank_models,
+    ranking_agreement,
+)
 from helpers.estimators.registry import (
     ESTIMATORS,
     get_estimator,
@@ -175,6 +183,18 @@ __all__ = [
     "transport_row_costs",
     "AgreementScore",
     "CBPE",
+    "ALineS",
+    "ALineD",
+    "aline_accuracies",
+    "GdScore",
+    "gdscore",
+    "gdscore_inputs",
+    # ranking models on one unlabelled set
+    "rank_models",
+    "ranking_agreement",
+    "agreement_with_interval",
+    "ModelRanking",
+    "COLLECTION_METHODS",
     # functions
     "softmax",
     "logsumexp_rows",

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from helpers.errors import InputValidationError
-from helpers.estimators._common import LabelFreeEstimator, Prepared, _exactly_one, n_classes_of
-from helpers.estimators.base import Estimate
+from helpers.estimators._common import _exactly_one, n_classes_of
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 from helpers.validation import check_labels, check_logits, check_probs
 
 __all__ = ["agreement_score", "AgreementScore"]
@@ -76,6 +76,7 @@ class AgreementScore(LabelFreeEstimator):
     """
 
     name = "agreement"
+    target_inputs = ("logits", "probs", "other_logits", "other_probs")
     requires_fit = False
     binary_columns = True
 
@@ -121,24 +122,3 @@ class AgreementScore(LabelFreeEstimator):
 
     def _point(self, prep: Prepared) -> float:
         return float(prep.arrays["agree"].mean())
-
-    def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
-        return means[:, 0]
-
-    def estimate(
-        self,
-        *,
-        logits: Any = None,
-        probs: Any = None,
-        other_logits: Any = None,
-        other_probs: Any = None,
-        interval: bool = False,
-    ) -> Estimate:
-        """Agreement rate of the two models on the target; ``interval=True`` adds a bootstrap interval."""
-        self._check_params()
-        return self._finish(
-            self._prepare_target(
-                logits=logits, probs=probs, other_logits=other_logits, other_probs=other_probs
-            ),
-            interval=interval,
-        )

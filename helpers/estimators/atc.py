@@ -37,8 +37,6 @@ import numpy as np
 from helpers.errors import InputValidationError
 from helpers.estimators._common import (
     ENTROPY_EPS,
-    LabelFreeEstimator,
-    Prepared,
     check_choice,
     check_positive,
     max_prob,
@@ -47,7 +45,7 @@ from helpers.estimators._common import (
     resolve_confidence,
     resolve_reference,
 )
-from helpers.estimators.base import Estimate
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 from helpers.validation import check_binary, check_probs, check_vector
 
 __all__ = ["ATC_RULES", "atc_scores", "atc_threshold", "atc_accuracy", "ATC"]
@@ -158,6 +156,7 @@ class ATC(LabelFreeEstimator):
     """
 
     binary_columns = True
+    target_inputs = ("logits", "probs", "confidence")
 
     def __init__(
         self,
@@ -244,16 +243,3 @@ class ATC(LabelFreeEstimator):
 
     def _point(self, prep: Prepared) -> float:
         return float(prep.arrays["hit"].mean())
-
-    def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
-        return means[:, 0]
-
-    def estimate(
-        self, *, logits: Any = None, probs: Any = None, confidence: Any = None, interval: bool = False
-    ) -> Estimate:
-        """Fraction of target examples scoring ``>= threshold_``; ``interval=True`` adds a bootstrap interval."""
-        self._check_params()
-        self._require_fit()
-        return self._finish(
-            self._prepare_target(logits=logits, probs=probs, confidence=confidence), interval=interval
-        )

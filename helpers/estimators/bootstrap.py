@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from helpers.errors import InputValidationError
-from helpers.estimators._common import LabelFreeEstimator, Prepared, check_bootstrap_params
+from helpers.estimators._common import check_bootstrap_params
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 
 __all__ = [
     "BootstrapResult",

@@ -33,8 +33,8 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedShuffleSplit
 
 from helpers.errors import InputValidationError
-from helpers.estimators._common import LabelFreeEstimator, Prepared, n_classes_of, resolve_probs
-from helpers.estimators.base import Estimate
+from helpers.estimators._common import n_classes_of, resolve_probs
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 from helpers.validation import check_labels
 
 __all__ = ["CBPE", "cbpe_needs_calibration", "fit_cbpe_calibrators", "cbpe_expected_correct", "cbpe_accuracy"]
@@ -198,12 +198,3 @@ class CBPE(LabelFreeEstimator):
 
     def _point(self, prep: Prepared) -> float:
         return float(prep.arrays["expected"].mean())
-
-    def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
-        return means[:, 0]
-
-    def estimate(self, *, logits: Any = None, probs: Any = None, interval: bool = False) -> Estimate:
-        """Expected accuracy (fraction) on the unlabelled target."""
-        self._check_params()
-        self._require_fit()
-        return self._finish(self._prepare_target(logits=logits, probs=probs), interval=interval)

@@ -46,7 +46,8 @@ _TOL = 1e-6
 
 
 def synthetic_task(n_classes: int = 4, seed: int = 0) -> dict[str, Any]:
-    """The small task :func:`check_estimator` runs on: ``reference`` (logits, labels, features, other_logits),
+    """The small task :func:`check_estimator` runs on: ``reference`` (logits, labels, features, other_logits, and
+    ``others``: three more models of a collection, for the agreement-on-the-line methods),
     ``target`` (the same, less confident: a shift) and six labelled ``shifted`` sets of falling accuracy."""
     rng = np.random.default_rng(seed)
     proj = rng.normal(size=(n_classes, 6))
@@ -56,7 +57,8 @@ def synthetic_task(n_classes: int = 4, seed: int = 0) -> dict[str, Any]:
         z = rng.normal(size=(n, n_classes))
         z[np.arange(n), y] += margin
         return {"logits": z, "labels": y, "features": z @ proj + 0.1 * rng.normal(size=(n, 6)),
-                "other_logits": z + 0.5 * rng.normal(size=z.shape)}  # fmt: skip
+                "other_logits": z + 0.5 * rng.normal(size=z.shape),
+                "others": {f"m{i}": z * (1 - 0.2 * i) + 0.5 * rng.normal(size=z.shape) for i in range(1, 4)}}  # fmt: skip
 
     shifted = {f"shift{i}": part(150, 2.5 - 0.35 * i) for i in range(6)}
     return {"reference": part(300, 2.5), "target": part(200, 1.2), "shifted": shifted}
@@ -73,14 +75,15 @@ def _fit_kwargs(est: Any, task: dict[str, Any]) -> dict[str, Any]:
     shifted = {k: ({"logits": v["logits"], "labels": v["labels"], "features": v["features"]} if wants_features
                    else (v["logits"], v["labels"])) for k, v in task["shifted"].items()}  # fmt: skip
     given = {"logits": ref["logits"], "labels": ref["labels"], "features": ref["features"], "shifted": shifted,
-             "other_logits": ref["other_logits"]}  # fmt: skip
+             "other_logits": ref["other_logits"], "others": ref["others"]}  # fmt: skip
     return {k: v for k, v in given.items() if k in fit_args}
 
 
 def _target_kwargs(est: Any, task: dict[str, Any], **replace: Any) -> dict[str, Any]:
     args = _declared(est.estimate)
     tgt = task["target"]
-    given = {"logits": tgt["logits"], "features": tgt["features"], "other_logits": tgt["other_logits"]}
+    given = {"logits": tgt["logits"], "features": tgt["features"], "other_logits": tgt["other_logits"],
+             "others": tgt["others"]}
     out = {k: v for k, v in given.items() if k in args}
     out.update(replace)
     return out

@@ -23,8 +23,6 @@ import numpy as np
 from helpers.errors import InputValidationError
 from helpers.estimators._common import (
     ENTROPY_EPS,
-    LabelFreeEstimator,
-    Prepared,
     check_positive,
     max_prob,
     n_classes_of,
@@ -34,6 +32,7 @@ from helpers.estimators._common import (
     resolve_reference,
 )
 from helpers.estimators.base import Estimate
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 from helpers.validation import check_binary, check_labels, check_probs, check_vector
 
 __all__ = [
@@ -112,6 +111,7 @@ class _ConfidenceEstimator(LabelFreeEstimator):
     """Shared ``fit``/``estimate`` plumbing for estimators of a per-example max-prob confidence."""
 
     requires_fit = False
+    target_inputs = ("logits", "probs", "confidence")
     accepts_confidence = True
 
     def __init__(self, *, n_boot: int = 200, level: float = 0.95, random_state: int | None = 0):
@@ -163,16 +163,6 @@ class _ConfidenceEstimator(LabelFreeEstimator):
     def _columns(self, prep: Prepared) -> np.ndarray:
         return prep.arrays["conf"]
 
-    def estimate(
-        self, *, logits: Any = None, probs: Any = None, confidence: Any = None, interval: bool = False
-    ) -> Estimate:
-        """Estimate on the unlabelled target; ``interval=True`` adds a percentile bootstrap interval."""
-        self._check_params()
-        self._require_fit()
-        return self._finish(
-            self._prepare_target(logits=logits, probs=probs, confidence=confidence), interval=interval
-        )
-
 
 class AverageConfidence(_ConfidenceEstimator):
     """Average Confidence (AC / Avg Conf / ConfScore): predicted accuracy = mean max softmax probability.
@@ -197,9 +187,6 @@ class AverageConfidence(_ConfidenceEstimator):
 
     def _point(self, prep: Prepared) -> float:
         return float(prep.arrays["conf"].mean())
-
-    def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
-        return means[:, 0]
 
 
 class AverageNegativeEntropy(_ConfidenceEstimator):
@@ -269,9 +256,6 @@ class AverageNegativeEntropy(_ConfidenceEstimator):
 
     def _point(self, prep: Prepared) -> float:
         return float(prep.arrays["ne"].mean())
-
-    def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
-        return means[:, 0]
 
 
 class DoC(_ConfidenceEstimator):
@@ -374,6 +358,3 @@ class MaxProbThreshold(_ConfidenceEstimator):
 
     def _point(self, prep: Prepared) -> float:
         return float(prep.arrays["hit"].mean())
-
-    def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
-        return means[:, 0]

@@ -39,8 +39,9 @@ from typing import Any
 import numpy as np
 
 from helpers.errors import InputValidationError
-from helpers.estimators._common import LabelFreeEstimator, Prepared, n_classes_of, resolve_probs
-from helpers.estimators.base import Estimate, SmallSampleWarning
+from helpers.estimators._common import n_classes_of, resolve_probs
+from helpers.estimators.base import SmallSampleWarning
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 from helpers.validation import check_labels, check_probs, check_vector
 
 __all__ = ["label_distribution", "cot_error", "transport_row_costs", "COT"]
@@ -380,9 +381,3 @@ class COT(LabelFreeEstimator):
 
     def _weighted(self, prep: Prepared, counts: np.ndarray) -> float:
         return 1.0 - self._error(prep, counts)[0]
-
-    def estimate(self, *, logits: Any = None, probs: Any = None, interval: bool = False) -> Estimate:
-        """Accuracy = 1 - COT error on the target; ``interval=True`` adds a bootstrap interval (one solve per replicate)."""
-        self._check_params()
-        self._require_fit()
-        return self._finish(self._prepare_target(logits=logits, probs=probs), interval=interval)

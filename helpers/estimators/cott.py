@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 
 from helpers.errors import InputValidationError
-from helpers.estimators._common import LabelFreeEstimator, Prepared, check_choice, n_classes_of, resolve_probs
+from helpers.estimators._common import check_choice, n_classes_of, resolve_probs
 from helpers.estimators.atc import ATC_RULES, atc_threshold
-from helpers.estimators.base import Estimate
 from helpers.estimators.cot import label_distribution, transport_row_costs, warn_if_fewer_rows_than_classes
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 from helpers.validation import check_labels
 
 __all__ = ["cott_scores", "COTT"]
@@ -124,13 +124,3 @@ class COTT(LabelFreeEstimator):
 
     def _point(self, prep: Prepared) -> float:
         return float(prep.arrays["hit"].mean())
-
-    def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
-        return means[:, 0]
-
-    def estimate(self, *, logits: Any = None, probs: Any = None, interval: bool = False) -> Estimate:
-        """Fraction of target samples with transport score ``−r ≥ threshold_``; ``interval=True`` adds a bootstrap
-        interval."""
-        self._check_params()
-        self._require_fit()
-        return self._finish(self._prepare_target(logits=logits, probs=probs), interval=interval)

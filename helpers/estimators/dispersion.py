@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from helpers.errors import InputValidationError
-from helpers.estimators._common import LabelFreeEstimator, Prepared, n_classes_of, resolve_logits
-from helpers.estimators.base import Estimate
+from helpers.estimators._common import n_classes_of, resolve_logits
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 from helpers.validation import check_matrix
 
 __all__ = ["dispersion_score", "Dispersion"]
@@ -97,6 +97,7 @@ class Dispersion(LabelFreeEstimator):
     """
 
     name = "dispersion"
+    target_inputs = ("features", "logits", "probs")
     output = "score"
     requires_fit = False
     shifted_inputs = ("features", "logits")  # what each labelled shifted set must give for its score
@@ -131,9 +132,3 @@ class Dispersion(LabelFreeEstimator):
     def _weighted(self, prep: Prepared, counts: np.ndarray) -> float:
         k = int(prep.arrays["k"])
         return _score(_between_class(prep.arrays["X"], prep.arrays["pred"], k, counts), k)
-
-    def estimate(self, *, features: Any = None, logits: Any = None, probs: Any = None,
-                 interval: bool = False) -> Estimate:  # fmt: skip
-        """Score the target (features and logits); ``interval=True`` adds a bootstrap interval of the score."""
-        self._check_params()
-        return self._finish(self._prepare_target(features=features, logits=logits, probs=probs), interval=interval)

@@ -24,13 +24,11 @@ import numpy as np
 
 from helpers.errors import InputValidationError
 from helpers.estimators._common import (
-    LabelFreeEstimator,
-    Prepared,
     _exactly_one,
     n_classes_of,
     resolve_probs,
 )
-from helpers.estimators.base import Estimate
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 from helpers.validation import check_logits, check_matrix, check_probs
 
 __all__ = [
@@ -251,11 +249,6 @@ class NuclearNorm(LabelFreeEstimator):
     def _weighted(self, prep: Prepared, counts: np.ndarray) -> float:
         return _nuclear(prep.arrays["P"], counts)
 
-    def estimate(self, *, logits: Any = None, probs: Any = None, interval: bool = False) -> Estimate:
-        """Score the target set; ``interval=True`` adds a bootstrap interval of the score."""
-        self._check_params()
-        return self._finish(self._prepare_target(logits=logits, probs=probs), interval=interval)
-
 
 def _features(where: str, features: Any, logits: Any, probs: Any) -> tuple[np.ndarray, str]:
     """The representation to measure: ``features`` when given (the model outputs passed beside them, as the
@@ -300,6 +293,8 @@ class FrechetDistance(LabelFreeEstimator):
     """
 
     name = "frechet"
+    direction = -1  # a larger distance from the reference, a lower accuracy
+    target_inputs = ("features", "logits", "probs")
     output = "score"
 
     def __init__(
@@ -321,10 +316,16 @@ class FrechetDistance(LabelFreeEstimator):
         x, kind = _features("FrechetDistance.fit", features, logits, probs)
         self.mu_, self.cov_ = mean_and_covariance(x)
         self.cov_sqrt_ = _sym_sqrt(self.cov_)
-        self.n_classes_ = x.shape[1]  # feature dimension, checked against the target
+        self.__dict__.pop("n_classes_", None)
+        if kind != "features":  # a class count only when the distance is between outputs
+            self.n_classes_ = x.shape[1]
+        self.n_columns_ = x.shape[1]  # checked against the target
         self.input_kind_ = kind
         self._fit_shifted(shifted)
         return self
+
+    def _require_fit(self) -> None:
+        self._check_fitted("mu_")
 
     def _prepare_target(self, *, features=None, logits=None, probs=None) -> Prepared:
         x, kind = _features("FrechetDistance.estimate", features, logits, probs)
@@ -333,9 +334,9 @@ class FrechetDistance(LabelFreeEstimator):
                 f"FrechetDistance.estimate: fit used {self.input_kind_}=, the target came as {kind}=; "
                 f"pass the target as {self.input_kind_}= (distances between different spaces are meaningless)"
             )
-        if x.shape[1] != self.n_classes_:
+        if x.shape[1] != self.n_columns_:
             raise InputValidationError(
-                f"feature-dimension mismatch: the reference passed to fit had {self.n_classes_} columns, "
+                f"feature-dimension mismatch: the reference passed to fit had {self.n_columns_} columns, "
                 f"the target {kind} has {x.shape[1]}"
             )
         return Prepared(n=x.shape[0], arrays={"X": x}, details={"input": kind})
@@ -370,13 +371,3 @@ class FrechetDistance(LabelFreeEstimator):
         diff = mu_c + centre - self.mu_
         fd = (diff**2).sum(axis=1) + np.trace(self.cov_) + np.trace(cov, axis1=1, axis2=2) - 2.0 * tr_sqrt
         return np.maximum(fd, 0.0)
-
-    def estimate(
-        self, *, features: Any = None, logits: Any = None, probs: Any = None, interval: bool = False
-    ) -> Estimate:
-        """Distance of the target set to the reference; ``interval=True`` adds a bootstrap interval."""
-        self._check_params()
-        self._require_fit()
-        return self._finish(
-            self._prepare_target(features=features, logits=logits, probs=probs), interval=interval
-        )

@@ -31,14 +31,12 @@ from typing import Any
 import numpy as np
 
 from helpers.estimators._common import (
-    LabelFreeEstimator,
-    Prepared,
     check_positive,
     logsumexp_rows,
     n_classes_of,
     resolve_logits,
 )
-from helpers.estimators.base import Estimate
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 from helpers.validation import check_logits
 
 __all__ = ["free_energy", "average_energy", "mde", "mde_parts", "AverageEnergy", "MDE"]
@@ -142,11 +140,6 @@ class _EnergyEstimator(LabelFreeEstimator):
         z = resolve_logits(logits=logits, probs=probs, where=f"{type(self).__name__}.estimate")
         return -logsumexp_rows(z, T=float(self.T))
 
-    def estimate(self, *, logits: Any = None, probs: Any = None, interval: bool = False) -> Estimate:
-        """Score the target set (logits only); ``interval=True`` adds a bootstrap interval of the score."""
-        self._check_params()
-        return self._finish(self._prepare_target(logits=logits, probs=probs), interval=interval)
-
 
 class AverageEnergy(_EnergyEstimator):
     """Average Energy score ``-(1/N) sum_n E(x_n)`` (paper 5 App. B); higher = more confident.
@@ -181,9 +174,6 @@ class AverageEnergy(_EnergyEstimator):
 
     def _point(self, prep: Prepared) -> float:
         return float(prep.arrays["neg_energy"].mean())
-
-    def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
-        return means[:, 0]
 
 
 class MDE(_EnergyEstimator):

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.estimators._common import LabelFreeEstimator, Prepared, resolve_probs
+from helpers.estimators._common import resolve_probs
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 
-__all__ = ["example_sets", "MeanMaxProb"]
+__all__ = ["example_sets", "example_collection", "MeanMaxProb"]
 
 
 def example_sets() -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
@@ -25,6 +26,18 @@ def example_sets() -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, tuple[
     y = np.array([0, 1, 2, 1, 2, 0, 1, 0])
     shifted = {"a": (z, y), "b": (0.5 * z, y), "c": (z[[1, 0, 3, 2, 5, 4, 7, 6]], y)}
     return z, y, 0.6 * z[::-1], shifted
+
+
+def example_collection() -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray]]:
+    """``(reference, labels, target)`` of a collection of four 3-class models ``"a"``-``"d"`` of falling skill
+    (seeded): logits on 200 labelled reference rows and on 150 unlabelled target rows of a harder shift."""
+    rng = np.random.default_rng(0)
+    y, y_target = rng.integers(0, 3, 200), rng.integers(0, 3, 150)
+    ref, target = {}, {}
+    for name, skill in zip("abcd", (2.0, 1.6, 1.2, 0.8)):
+        ref[name] = rng.normal(size=(200, 3)) + skill * np.eye(3)[y]
+        target[name] = rng.normal(size=(150, 3)) + 0.6 * skill * np.eye(3)[y_target]
+    return ref, y, target
 
 
 class MeanMaxProb(LabelFreeEstimator):
@@ -53,6 +66,3 @@ class MeanMaxProb(LabelFreeEstimator):
 
     def _columns(self, prep: Prepared) -> np.ndarray:
         return prep.arrays["conf"][:, None]
-
-    def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
-        return means[:, 0]

@@ -33,14 +33,12 @@ import numpy as np
 
 from helpers.errors import InputValidationError
 from helpers.estimators._common import (
-    LabelFreeEstimator,
-    Prepared,
     logsumexp_rows,
     n_classes_of,
     resolve_logits,
     softmax,
 )
-from helpers.estimators.base import Estimate
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 
 __all__ = ["mano_criterion", "mano_normalize", "mano_score", "MaNo"]
 
@@ -233,8 +231,3 @@ class MaNo(LabelFreeEstimator):
     def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
         k = float(prep.arrays["k"])
         return (np.asarray(means)[:, 0] / k) ** (1.0 / float(self.p))
-
-    def estimate(self, *, logits: Any = None, probs: Any = None, interval: bool = False) -> Estimate:
-        """Score the target set (logits only); ``interval=True`` adds a bootstrap interval of the score."""
-        self._check_params()
-        return self._finish(self._prepare_target(logits=logits, probs=probs), interval=interval)

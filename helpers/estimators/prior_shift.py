@@ -26,8 +26,8 @@ import numpy as np
 from scipy.optimize import nnls
 
 from helpers.errors import InputValidationError
-from helpers.estimators._common import LabelFreeEstimator, Prepared, n_classes_of, resolve_probs
-from helpers.estimators.base import Estimate
+from helpers.estimators._common import n_classes_of, resolve_probs
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 from helpers.validation import check_labels
 
 __all__ = ["pacc_prevalences", "ConfusionMatrixShift"]
@@ -112,9 +112,3 @@ class ConfusionMatrixShift(LabelFreeEstimator):
     def _from_means(self, means: np.ndarray, prep: Prepared) -> np.ndarray:
         diag = np.diagonal(self.confusion_)
         return np.array([pacc_prevalences(m, self.class_means_) @ diag for m in np.asarray(means)])
-
-    def estimate(self, *, logits: Any = None, probs: Any = None, interval: bool = False) -> Estimate:
-        """Accuracy (fraction) on the unlabelled target; ``details`` holds q and the target confusion matrix."""
-        self._check_params()
-        self._require_fit()
-        return self._finish(self._prepare_target(logits=logits, probs=probs), interval=interval)

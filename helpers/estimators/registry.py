@@ -11,6 +11,7 @@ from typing import Any
 
 from helpers.errors import InputValidationError
 from helpers.estimators.agreement import AgreementScore
+from helpers.estimators.aline import ALineD, ALineS
 from helpers.estimators.atc import ATC
 from helpers.estimators.cbpe import CBPE
 from helpers.estimators.confidence import AverageConfidence, AverageNegativeEntropy, DoC, MaxProbThreshold
@@ -19,6 +20,7 @@ from helpers.estimators.cott import COTT
 from helpers.estimators.dispersion import Dispersion
 from helpers.estimators.dispersity import FrechetDistance, NuclearNorm
 from helpers.estimators.energy import MDE, AverageEnergy
+from helpers.estimators.gdscore import GdScore
 from helpers.estimators.mano import MaNo
 from helpers.estimators.prior_shift import ConfusionMatrixShift
 from helpers.estimators.softmax_corr import SoftmaxCorr
@@ -66,6 +68,9 @@ ESTIMATORS.register("cbpe", CBPE)
 ESTIMATORS.register("mano", MaNo)
 ESTIMATORS.register("softmax_corr", SoftmaxCorr)
 ESTIMATORS.register("confusion_matrix_shift", ConfusionMatrixShift)
+ESTIMATORS.register("aline_s", ALineS)
+ESTIMATORS.register("aline_d", ALineD)
+ESTIMATORS.register("gdscore", GdScore)
 ESTIMATORS.register("stacked", StackedEstimator)
 ESTIMATORS.register("stacked_sota", _fixed(StackedEstimator, "stacked_sota", methods=STACK_METHODS_SOTA))
 

@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from helpers.errors import InputValidationError
-from helpers.estimators._common import LabelFreeEstimator, Prepared, check_choice, n_classes_of, resolve_probs
-from helpers.estimators.base import Estimate
+from helpers.estimators._common import check_choice, n_classes_of, resolve_probs
 from helpers.estimators.dispersity import _outer_columns, _unpack_sym, gram_matrix
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 from helpers.validation import check_labels
 
 __all__ = ["softmax_correlation", "SoftmaxCorr"]
@@ -123,8 +123,3 @@ class SoftmaxCorr(LabelFreeEstimator):
     def _weighted(self, prep: Prepared, counts: np.ndarray) -> float:
         p = prep.arrays["P"]
         return float(_cosine(gram_matrix(p, counts) / counts.sum(), prep.arrays["pi"]))
-
-    def estimate(self, *, logits: Any = None, probs: Any = None, interval: bool = False) -> Estimate:
-        """Score the target set; ``interval=True`` adds a bootstrap interval of the score."""
-        self._check_params()
-        return self._finish(self._prepare_target(logits=logits, probs=probs), interval=interval)

@@ -9,7 +9,7 @@ import pytest
 
 from helpers.errors import NotFittedError
 from helpers.estimators import get_estimator
-from helpers.estimators._common import LabelFreeEstimator, Prepared
+from helpers.estimators.estimator import LabelFreeEstimator, Prepared
 
 RNG = np.random.default_rng(0)
 Z = RNG.normal(size=(200, 4)).astype(np.float32)
@@ -28,7 +28,7 @@ def test_a_subclass_without_the_abstract_hooks_cannot_be_instantiated():
 
 
 def test_a_concrete_subclass_must_declare_one_whole_bootstrap_protocol():
-    with pytest.raises(TypeError, match="bootstrap protocol.*got \\['_columns'\\]"):
+    with pytest.raises(TypeError, match="bootstrap protocol.*got \\['_resample_values'\\]"):
 
         class HalfProtocol(LabelFreeEstimator):
             def _prepare_target(self, **target):
@@ -37,8 +37,8 @@ def test_a_concrete_subclass_must_declare_one_whole_bootstrap_protocol():
             def _point(self, prep):
                 return 0.0
 
-            def _columns(self, prep):  # without _from_means: no way to turn resampled means into the statistic
-                return np.zeros((1, 1))
+            def _resample_values(self, prep):  # without _resampled: no statistic of the resampled rows
+                return np.zeros(1)
 
     class Weighted(LabelFreeEstimator):
         def _prepare_target(self, **target):
@@ -95,3 +95,46 @@ def test_measure_is_safe_from_several_threads():
     with ThreadPoolExecutor(4) as pool:
         out = list(pool.map(work, range(40)))
     assert all(v == expected for v in out[1::2]) and set(out[::2]) == {"raised"}
+
+
+def test_estimate_is_defined_once_and_a_subclass_declares_its_target_keywords():
+    """A subclass that writes its own ``estimate`` is refused; ``target_inputs`` names the keywords the one
+    ``estimate`` takes and passes on; a one-column mean needs no ``_from_means``."""
+    import inspect
+
+    with pytest.raises(TypeError, match="estimate is defined once"):
+
+        class OwnEstimate(LabelFreeEstimator):
+            def _prepare_target(self, **target):
+                return Prepared(n=1)
+
+            def _point(self, prep):
+                return 0.0
+
+            def _weighted(self, prep, counts):
+                return 0.0
+
+            def estimate(self, *, logits=None, interval=False):
+                return None
+
+    class Share(LabelFreeEstimator):
+        requires_fit = False
+        target_inputs = ("scores",)
+
+        def __init__(self, n_boot=50, level=0.95, random_state=0):
+            self.n_boot, self.level, self.random_state = n_boot, level, random_state
+
+        def _prepare_target(self, *, scores=None):
+            return Prepared(n=len(scores), arrays={"hit": (np.asarray(scores) > 0.5).astype(float)})
+
+        def _point(self, prep):
+            return float(prep.arrays["hit"].mean())
+
+        def _columns(self, prep):
+            return prep.arrays["hit"][:, None]
+
+    assert list(inspect.signature(Share.estimate).parameters)[:3] == ["self", "scores", "interval"]
+    out = Share().estimate(scores=[0.9, 0.2, 0.7, 0.6], interval=True)
+    assert out.accuracy == 0.75 and out.lower <= 0.75 <= out.upper
+    with pytest.raises(TypeError, match="unexpected keyword argument 'score'"):
+        Share().estimate(score=[0.9])

@@ -37,6 +37,8 @@ def _fitted(name, z, y):
         est.fit(logits=z)
     elif name == "cbpe":
         est.fit(logits=z, labels=y)
+    elif name in ("aline_s", "aline_d"):  # a collection: three more models on the reference
+        est.fit(logits=z, labels=y, others=_others(z))
     elif name in ("stacked", "stacked_sota"):  # learn from labelled shifted sets
         shifted = {i: _data(300, seed=10 + i) for i in range(4)}
         shifted = {i: (z_ * (1 - 0.2 * i), y_) for i, (z_, y_) in shifted.items()}
@@ -44,11 +46,18 @@ def _fitted(name, z, y):
     return est
 
 
+def _others(z):
+    rng = np.random.default_rng(7)
+    return {f"m{i}": z * (1 - 0.2 * i) + rng.normal(size=z.shape) for i in range(1, 4)}
+
+
 def _target(name, z):
     kw = {"logits": z}
+    if name in ("aline_s", "aline_d"):
+        kw["others"] = _others(z)
     if name == "agreement":
         kw["other_logits"] = z + np.random.default_rng(9).normal(size=z.shape)
-    if name == "dispersion":  # penultimate features beside the logits
+    if name in ("dispersion", "gdscore"):  # penultimate features beside the logits
         kw["features"] = np.hstack([z, np.random.default_rng(8).normal(size=(len(z), 3))])
     return kw
 
