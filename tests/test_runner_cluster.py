@@ -190,9 +190,11 @@ def test_the_projects_graph_runs_06_and_07_after_what_they_read():
     graph = dependency_order(notebooks, [p.stem for p in notebooks])
     assert set(graph["06_benchmark"]) == {"01_discriminator_bounds", "03_self_training", "05_mde"}
     assert set(graph["07_monitoring"]) == {"05_mde"}
-    assert all(not needs for stem, needs in graph.items() if stem not in ("06_benchmark", "07_monitoring"))
+    assert set(graph["08_model_ranking"]) == {"02_selective_answering", "05_mde"}
+    assert all(not needs for stem, needs in graph.items() if stem not in ("06_benchmark", "07_monitoring",
+                                                                          "08_model_ranking"))  # fmt: skip
     order = [p.stem for p in runner._topological(list(reversed(notebooks)), graph)]
-    for stem in ("06_benchmark", "07_monitoring"):
+    for stem in ("06_benchmark", "07_monitoring", "08_model_ranking"):
         assert order.index(stem) > max(order.index(n) for n in graph[stem])
 
 
