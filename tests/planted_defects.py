@@ -86,6 +86,17 @@ def _size_chunks(n, chunk_size):
 monitoring._size_chunks = _size_chunks
 """,
     ),
+    "ranking_read_upside_down": (
+        "08_model_ranking",
+        "every ranking is scored upside down (rank 1 = the lowest ranking value)",
+        """
+import helpers.estimators.ranking as ranking
+_original = ranking.ranking_agreement
+def ranking_agreement(value, true_accuracy):
+    return _original(-value, true_accuracy)
+ranking.ranking_agreement = ranking_agreement
+""",
+    ),
 }
 
 #: defects too small for the smoke bands, with the hand-computed unit test that catches each: an off-by-one in

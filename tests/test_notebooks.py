@@ -86,7 +86,7 @@ def test_notebook_smoke(name, smoke_run):
     moved = smoke_values_moved(name, folder / "results")
     assert not moved, (f"{name}: smoke values outside their bands (tests/expected/smoke_metrics.csv, "
                        f"CPU kind {_cpu_kind()}):\n" + "\n".join(moved))  # fmt: skip
-    if name not in ("00_example", "07_monitoring"):  # every paper notebook decides its registered claims
+    if name not in ("00_example", "07_monitoring"):  # every other notebook decides its registered claims
         claims = folder / "results" / "claims" / f"{name}.jsonl"
         assert claims.exists() and all(json.loads(x)["verdict"] in VERDICTS
                                        for x in claims.read_text().splitlines()), f"{name} decided no claim"  # fmt: skip
@@ -238,7 +238,7 @@ def test_the_smoke_value_check_catches_a_moved_value(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("plant", ["estimator_fed_shuffled_labels", "metric_sign_flipped", "record_dropped",
-                                   "window_off_by_one"])
+                                   "window_off_by_one", "ranking_read_upside_down"])
 def test_a_planted_defect_fails_the_smoke_comparison(plant, smoke_run, tmp_path, monkeypatch):
     """The notebook re-run on a copy of the session's warm cache with one defect planted (as ``sitecustomize`` on
     the kernel's path, so the library stays untouched) gives records outside their bands: the bands, measured
@@ -260,7 +260,8 @@ def test_every_planted_defect_is_caught_by_the_smoke_check_or_a_named_unit_test(
     other plant is one of the smoke comparison's parameters above."""
     from planted_defects import PLANTS, SMOKE_MISSES, unit_tests_fail
 
-    smoke_checked = {"estimator_fed_shuffled_labels", "metric_sign_flipped", "record_dropped", "window_off_by_one"}
+    smoke_checked = {"estimator_fed_shuffled_labels", "metric_sign_flipped", "record_dropped", "window_off_by_one",
+                     "ranking_read_upside_down"}
     assert smoke_checked | set(SMOKE_MISSES) == set(PLANTS) and not smoke_checked & set(SMOKE_MISSES)
     for plant, test_file in SMOKE_MISSES.items():
         assert unit_tests_fail(plant, test_file, tmp_path / plant), f"{test_file} passes with '{plant}' planted"

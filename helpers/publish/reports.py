@@ -49,6 +49,7 @@ REPORTS: dict[str, tuple[str, str]] = {
     "04_attribution_ranking": ("p4_attribution_ranking.md", "P4 attribution factors"),
     "05_mde": ("p5_mde.md", "P5 Meta-Distribution Energy"),
     "06_benchmark": ("benchmark.md", "benchmark of every estimator"),
+    "08_model_ranking": ("ranking.md", "model ranking on the project's zoos"),
 }
 #: the README's headline per notebook: (record name, a ``labels`` substring, what it is, on which basis, the claim
 #: whose verdict it carries).  Each is the same quantity on the same basis as the paper's number beside it; a notebook
