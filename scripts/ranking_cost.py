@@ -77,13 +77,13 @@ def main(argv: list[str] | None = None) -> None:
     for method in METHODS:
         feats = "features" in getattr(get_estimator(method), "target_inputs", ())
         outs = outputs if feats else {m: {"logits": o["logits"]} for m, o in outputs.items()}
-        secs, load = _time(lambda: rank_models(outs, method=method, reference=reference, labels=y, n_boot=0),
-                           args.repeats)  # fmt: skip
+        secs, load = _time(lambda outs=outs, method=method: rank_models(outs, method=method, reference=reference,
+                                                                        labels=y, n_boot=0), args.repeats)  # fmt: skip
         r = rank_models(outs, method=method, reference=reference, labels=y, n_boot=0)
         row = {"method": method, "seconds": secs, "load_1min": load, "kendall_tau": r.agreement["kendall_tau"]}
         if type(get_estimator(method)).__name__ in MERGEABLE:
             row["seconds_out_of_core"], row["load_out_of_core"] = _time(
-                lambda: rank_models(lazy, method=method, reference=reference, n_boot=0), args.repeats)
+                lambda method=method: rank_models(lazy, method=method, reference=reference, n_boot=0), args.repeats)
         rows.append(row)
         print(f"{method}: {secs:.2f} s (load {load:.2f})", flush=True)
     table = pd.DataFrame(rows)
