@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{method}: {secs:.2f} s (load {load:.2f})", flush=True)
     table = pd.DataFrame(rows)
     meta = (f"{args.models} models x {args.n:,} examples x {args.k} classes (float32), a {args.n:,}-row reference "
-            f"per model, {FEATURES}-wide features; median of {args.repeats} calls, agreement bootstrap off; "
+            f"per model, {FEATURES}-wide random stand-in features (so the tau of dispersion and gdscore means nothing "
+            f"here); median of {args.repeats} calls, agreement bootstrap off; "
             f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")  # fmt: skip
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -64,6 +64,12 @@ def _namespace() -> dict:
     ns["more_shifted"] = {f"shift{i}": labelled(300, 1.2 + 0.1 * i) for i in range(7)}  # 10 sets with the 3 above
     ns["family_of"] = {name: f"family{i % 5}" for i, name in enumerate(["blur", "noise", "jpeg", *ns["more_shifted"]])}
     meta = {f"m{i}": labelled(200, 1.0 + 0.25 * i) for i in range(4)}
+    # three candidate models on the same target rows and the same labelled reference (the README's ranking)
+    y_target, y_ref = rng.integers(0, 4, 300), rng.integers(0, 4, 300)
+    ns["ref_labels"] = y_ref
+    for name, skill in (("20", 1.0), ("56", 1.6), ("_vit", 2.2)):
+        ns[f"z{name}"] = (rng.normal(size=(300, 4)) + 0.7 * skill * np.eye(4)[y_target]).astype(np.float32)
+        ns[f"ref{name}"] = (rng.normal(size=(300, 4)) + skill * np.eye(4)[y_ref]).astype(np.float32)
     ns["task"] = ShiftTask("yours", "byod", (ns["val_logits"], ns["val_labels"]),
                            {"target": (ns["target_logits"], ns["target_labels"])}, meta=meta)  # fmt: skip
 
