@@ -37,12 +37,17 @@ confusion_matrix_shift     ConfusionMatrixShift                pacc_prevalences(
 dispersion                 Dispersion (score; needs features)  dispersion_score(features, logits)
 agreement                  AgreementScore                      agreement_score(predictions_a, predictions_b)
 cbpe                       CBPE (NannyML)                      cbpe_accuracy(reference_probs=, ...)
+aline_s / aline_d          ALineS / ALineD (a collection)      aline_accuracies(id_preds, y, ood_preds)
+gdscore                    GdScore (score; features or model)  gdscore(features, logits)
 stacked                    StackedEstimator (needs shifted=)   StackedRegression().fit(X, y)
 stacked_sota               StackedEstimator on STACK_METHODS_SOTA (the base set with the 2023-2025 methods)
 =========================  ==================================  =================================
 
-Your own estimator: subclass :class:`LabelFreeEstimator` (``fit`` / ``estimate`` are defined there; write
-``_prepare_target`` and ``_point`` and one bootstrap protocol) and it gets intervals, class checks and, with
+Which of several models to deploy: :func:`rank_models` ranks them on one unlabelled target with any of these
+(:mod:`helpers.estimators.ranking`).
+
+Your own estimator: subclass :class:`LabelFreeEstimator` (``fit`` / ``estimate`` are defined there, ``estimate``
+once for every estimator; write ``_prepare_target`` and ``_point`` and one bootstrap protocol) and it gets intervals, class checks and, with
 ``mergeable = True``, out-of-core estimates; :func:`check_estimator` runs the whole contract on it
 (:mod:`helpers.estimators.checks`).
 
