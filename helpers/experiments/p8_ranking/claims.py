@@ -57,74 +57,67 @@ def _case(mean: float) -> dict:
     }
 
 
+def _paired_claim(id_: str, *, statement: str, source: str, quantity: str, rationale: str, effect: float,
+                  effect_source: str, own: bool = False) -> Claim:  # fmt: skip
+    """A claim on the mean of per-set paired differences: above 0 where the effect of interest is positive (a τ
+    gain), below 0 where it is negative (an MAE drop); its cases sit at twice that effect, either side of 0."""
+    above = effect > 0
+    return Claim(
+        id=id_, paper="ranking", own=own, group="own" if own else "method", statement=statement, source=source,
+        quantity=quantity, threshold=0.0, direction=">" if above else "<", criterion_source="ours",
+        rationale=rationale, decide=_mean_delta if above else _mean_delta_below,
+        cases={"holds": lambda: _case(2 * effect), "fails": lambda: _case(-2 * effect)},
+        power=Power(MeanRule("delta"), effect, effect_source),
+    )  # fmt: skip
+
+
+_TAU_GAIN = 0.1  #: the effect of interest of the τ claims (ours): a τ gain of 0.1
+
 CLAIMS: tuple[Claim, ...] = (
-    Claim(
-        id="p8.nuclear_norm_ranks_better_than_confidence",
-        paper="ranking",
-        group="method",
+    _paired_claim(
+        "p8.nuclear_norm_ranks_better_than_confidence",
         statement="in the model-centric setting, the nuclear norm ranks models better than average confidence",
         source=_DENG,
         quantity="mean over target sets of Kendall's τ(nuclear_norm) − τ(average_confidence) against the models' "
         "true accuracies",
-        threshold=0.0,
-        direction=">",
-        criterion_source="ours",
         rationale="Registered before the run: the paper's 'better' read as a positive mean τ difference over the "
         "zoos' target sets; bootstrap over the sets, models fixed.",
-        decide=_mean_delta,
-        cases={"holds": lambda: _case(0.2), "fails": lambda: _case(-0.2)},
-        power=Power(MeanRule("delta"), 0.1, "ours: a τ gain of 0.1" + _NOT_IN_CORPUS),
+        effect=_TAU_GAIN,
+        effect_source="ours: a τ gain of 0.1" + _NOT_IN_CORPUS,
     ),
-    Claim(
-        id="p8.dispersity_scores_rank_better_than_confidence",
-        paper="ranking",
-        group="method",
+    _paired_claim(
+        "p8.dispersity_scores_rank_better_than_confidence",
         statement="scores that combine confidence and dispersity rank models better than average confidence",
         source=_DENG,
         quantity="mean over target sets of the mean τ of nuclear_norm and mano minus τ(average_confidence)",
-        threshold=0.0,
-        direction=">",
-        criterion_source="ours",
         rationale="Registered before the run: the registry's two matrix-norm scores (nuclear norm, MaNo) grow with "
         "both the confidence and the spread of the predictions over classes; our reading of 'combine "
         "confidence and dispersity', fixed before any ranking was computed.",
-        decide=_mean_delta,
-        cases={"holds": lambda: _case(0.2), "fails": lambda: _case(-0.2)},
-        power=Power(MeanRule("delta"), 0.1, "ours: a τ gain of 0.1" + _NOT_IN_CORPUS),
+        effect=_TAU_GAIN,
+        effect_source="ours: a τ gain of 0.1" + _NOT_IN_CORPUS,
     ),
-    Claim(
-        id="p8.aline_d_more_accurate_than_atc",
-        paper="ranking",
-        group="method",
+    _paired_claim(
+        "p8.aline_d_more_accurate_than_atc",
         statement="ALine-D predicts the models' OOD accuracy more accurately than ATC",
         source="Baek et al. 2022 (agreement-on-the-line), §5 and Table 1: ALine-D has the lowest MAE of the "
         "methods compared, ATC among them",
         quantity="mean over target sets of MAE(aline_d) − MAE(atc_mc) over the zoo's models (points of accuracy)",
-        threshold=0.0,
-        direction="<",
-        criterion_source="ours",
         rationale="Registered before the run: 'more accurately' as a lower mean absolute error over the target "
         "sets; bootstrap over the sets, models fixed.",
-        decide=_mean_delta_below,
-        cases={"holds": lambda: _case(-2.0), "fails": lambda: _case(2.0)},
-        power=Power(MeanRule("delta"), -1.0, "ours: 1 point of MAE" + _NOT_IN_CORPUS),
+        effect=-1.0,
+        effect_source="ours: 1 point of MAE" + _NOT_IN_CORPUS,
     ),
-    Claim(
-        id="p8.id_accuracy_ranks_better_than_confidence",
-        paper="ranking",
-        own=True,
+    _paired_claim(
+        "p8.id_accuracy_ranks_better_than_confidence",
         statement="ranking models by their labelled in-distribution accuracy (accuracy on the line) ranks them "
         "better than average confidence on the target",
         source="docs/reproductions/ranking.md (pre-registered)",
         quantity="mean over target sets of τ(id_accuracy) − τ(average_confidence)",
-        threshold=0.0,
-        direction=">",
-        criterion_source="ours",
         rationale="Registered before the run: the baseline every label-free ranking should beat is the one a "
         "practitioner already has.",
-        decide=_mean_delta,
-        cases={"holds": lambda: _case(0.2), "fails": lambda: _case(-0.2)},
-        power=Power(MeanRule("delta"), 0.1, "ours: a τ gain of 0.1"),
+        effect=_TAU_GAIN,
+        effect_source="ours: a τ gain of 0.1",
+        own=True,
     ),
 )
 

@@ -89,11 +89,7 @@ def family_table(table: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -> p
     """Per (zoo, family, method): the number of sets and the means of τ, ρ, regret (pp) and MAE (pp) over them;
     intervals by a percentile bootstrap over the sets where there are several, else the one set's own."""
     rng = np.random.default_rng(seed)
-    done = (
-        table[table.get("skipped", pd.Series(np.nan, index=table.index)).isna()]
-        if "skipped" in table
-        else table
-    )
+    done = table[table["skipped"].isna()] if "skipped" in table else table
     rows = []
     for (zoo, family, method), g in done.groupby(["zoo", "family", "method"], sort=False):
         row = {
